@@ -1,0 +1,98 @@
+#include "contracts/contract.h"
+
+#include <algorithm>
+
+#include "contracts/clauses.h"
+
+namespace opc {
+namespace {
+
+constexpr std::pair<Layout, const char*> kLayouts[] = {
+    {Layout::Contiguous, "contiguous"},
+    {Layout::Narrow, "narrow"},
+    {Layout::Transposed, "transposed"},
+    {Layout::RowStrided, "row_strided"},
+};
+
+constexpr std::pair<c10::ScalarType, const char*> kDtypes[] = {
+    {c10::ScalarType::Float, "float32"},        {c10::ScalarType::Half, "float16"},
+    {c10::ScalarType::BFloat16, "bfloat16"},    {c10::ScalarType::Double, "float64"},
+    {c10::ScalarType::Float8_e4m3fn, "float8_e4m3fn"},
+    {c10::ScalarType::Long, "int64"},           {c10::ScalarType::Int, "int32"},
+    {c10::ScalarType::Short, "int16"},          {c10::ScalarType::Char, "int8"},
+    {c10::ScalarType::Byte, "uint8"},           {c10::ScalarType::Bool, "bool"},
+};
+
+constexpr std::pair<Mode, const char*> kModes[] = {
+    {Mode::Fake, "fake"}, {Mode::Eager, "eager"}, {Mode::Compiled, "compiled"},
+    {Mode::Cudagraph, "cudagraph"}};
+
+template <class Table>
+std::string names_of(const Table& table) {
+  std::string out;
+  for (const auto& [value, name] : table) out += (out.empty() ? "" : ", ") + std::string(name);
+  return out;
+}
+
+}  // namespace
+
+const char* to_string(Layout layout) {
+  for (const auto& [l, name] : kLayouts)
+    if (l == layout) return name;
+  return "?";
+}
+std::optional<Layout> parse_layout(const std::string& name) {
+  for (const auto& [l, n] : kLayouts)
+    if (name == n) return l;
+  return std::nullopt;
+}
+std::string layout_names() { return names_of(kLayouts); }
+
+std::optional<c10::ScalarType> parse_dtype(const std::string& name) {
+  for (const auto& [t, n] : kDtypes)
+    if (name == n) return t;
+  return std::nullopt;
+}
+const char* dtype_name(c10::ScalarType type) {
+  for (const auto& [t, n] : kDtypes)
+    if (t == type) return n;
+  return c10::toString(type);
+}
+std::string dtype_names() { return names_of(kDtypes); }
+
+const char* to_string(Mode mode) {
+  for (const auto& [m, n] : kModes)
+    if (m == mode) return n;
+  return "?";
+}
+std::optional<Mode> parse_mode(const std::string& name) {
+  for (const auto& [m, n] : kModes)
+    if (name == n) return m;
+  return std::nullopt;
+}
+
+const ArgSpec* Contract::arg(const std::string& name) const {
+  for (const auto& a : args)
+    if (a.name == name) return &a;
+  return nullptr;
+}
+
+const MutateSpec* Contract::mutate_spec(int arg_index) const {
+  for (const auto& m : mutates)
+    if (m.arg == arg_index) return &m;
+  return nullptr;
+}
+
+const std::vector<std::string>& clause_ids() {
+  static const std::vector<std::string> ids = {
+      "schema",  "alias",     "mutation",     "write",     "extent",
+      "fake",    "compiled",  "donation",     "cudagraph", "padding",
+      "precondition", "reference", "determinism", "branches", "crash"};
+  return ids;
+}
+bool is_clause_id(const std::string& id) {
+  const auto& ids = clause_ids();
+  return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
+
+}  // namespace opc

@@ -1,0 +1,160 @@
+// The in-memory form of one op's contract (contracts/FORMAT.md describes the YAML).
+//
+// A Contract is produced by load_contract() (contracts/contract_loader.h), fully validated:
+// every name resolved, every expression compiled against the right scope, every argument
+// of the schema described. Generators read it to make cases; oracles read it to judge
+// observations. It is immutable after loading and cheap to share.
+#pragma once
+
+#include <c10/core/ScalarType.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "contracts/expr.h"
+#include "contracts/source_loc.h"
+
+namespace c10 {
+struct FunctionSchema;
+}
+
+namespace opc {
+
+// How the generator may lay a tensor out in memory. Every layout lives inside a larger
+// guarded storage (see runners/materialize.h); these say what the view itself looks like.
+enum class Layout {
+  Contiguous,  // dense, row-major
+  Narrow,      // zero-copy narrow of dim 0 out of a taller base: storage offset > 0
+  Transposed,  // last two dims swapped in memory: stride(-1) != 1 (1-D: same as contiguous)
+  RowStrided,  // rows padded: stride(-2) > size(-1)
+};
+const char* to_string(Layout layout);
+std::optional<Layout> parse_layout(const std::string& name);
+// Names of all layouts, for error messages.
+std::string layout_names();
+
+// dtype names as contracts spell them (float32, float16, bfloat16, ...).
+std::optional<c10::ScalarType> parse_dtype(const std::string& name);
+const char* dtype_name(c10::ScalarType type);
+std::string dtype_names();
+
+// A generated integer: a context value (tp_size) or a dim (seq_len). Bounds and choices
+// may refer to values declared before it; favoured values may also use the free variable
+// `k` (any integer >= 0) and are picked often.
+struct ValueSpec {
+  std::string name;
+  SourceLoc loc;
+  bool is_context = false;
+  int slot = 0;  // index into Case::values and Scope::values
+  std::optional<std::pair<Expr, Expr>> range;  // inclusive
+  std::vector<Expr> choices;                   // when not a range
+  std::vector<Expr> favor;                     // compiled with `k` in this value's own slot
+};
+
+// How a tensor's values are drawn.
+struct ValueDist {
+  enum class Kind { Normal, Uniform, Ints } kind = Kind::Normal;
+  Expr lo, hi;  // Uniform / Ints bounds (inclusive for Ints)
+};
+
+// A non-tensor argument's candidate values.
+using ScalarValue = std::variant<bool, int64_t, double, std::string>;
+
+struct ArgSpec {
+  std::string name;
+  SourceLoc loc;
+  int index = 0;  // position in the schema
+  bool is_tensor = false;
+  bool optional = false;  // Tensor? (then the generator sometimes passes None)
+  bool mutable_ = false;  // Tensor! / Tensor(a!) in the schema
+  // Tensors:
+  std::vector<c10::ScalarType> dtypes;  // candidates, or empty when dtype_from is set
+  int dtype_from = -1;                  // index of the argument whose dtype this one copies
+  std::vector<Expr> shape;
+  std::vector<Layout> layouts{Layout::Contiguous};
+  ValueDist values;
+  // Scalars:
+  std::vector<ScalarValue> choices;
+};
+
+// A half-open slice of one dim; absent ends mean 0 / size.
+struct SliceSpec {
+  std::optional<Expr> start, stop;
+};
+// "all", or "[a:b, :c]" over leading dims.
+struct Region {
+  bool all = true;
+  std::vector<SliceSpec> dims;
+  std::string text;
+};
+
+// What the op may write into one mutable argument.
+struct MutateSpec {
+  int arg = 0;
+  SourceLoc loc;
+  Region writes;
+  bool rest_untouched = true;  // bytes of the view outside `writes` must stay as they were
+  bool sentinel = false;       // every element of `writes` must be overwritten
+};
+
+struct NamedExpr {
+  std::string name;  // a branch's name; for constraints/requires the expression text
+  SourceLoc loc;
+  Expr expr;
+};
+
+struct ReturnSpec {
+  SourceLoc loc;
+  std::vector<Expr> shape;
+  std::vector<c10::ScalarType> dtypes;
+  int dtype_from = -1;
+  int aliases = -1;  // argument index this return may alias (from the schema), -1 none
+};
+
+struct Regression {
+  std::string target;
+  SourceLoc loc;
+  std::vector<std::string> expect;  // clause ids that must catch it, exactly
+  std::string upstream;
+};
+
+enum class Mode { Fake, Eager, Compiled, Cudagraph };
+const char* to_string(Mode mode);
+std::optional<Mode> parse_mode(const std::string& name);
+inline constexpr Mode kAllModes[] = {Mode::Fake, Mode::Eager, Mode::Compiled, Mode::Cudagraph};
+
+struct Contract {
+  std::string file;
+  std::string op;        // qualified name of the upstream op, e.g. vllm::sequence_parallel_chunk_impl
+  SourceLoc op_loc;
+  std::string overload;
+  std::string port;      // our port of it, checked when `op` itself is not registered
+  SourceLoc port_loc;
+  std::string upstream;
+  std::string schema_text;
+  SourceLoc schema_loc;
+  std::shared_ptr<const c10::FunctionSchema> schema;  // parsed schema_text
+
+  std::vector<ValueSpec> values;  // context first, then dims, in file order
+  Scope scope;                    // value names (slots) and tensor arg names
+  std::vector<ArgSpec> args;      // schema order
+  std::vector<int> tensor_of_scope;  // Scope::tensors[i] is args[tensor_of_scope[i]]
+  std::vector<NamedExpr> constraints;
+  std::vector<NamedExpr> requires_;
+  std::vector<NamedExpr> branches;
+  std::vector<ReturnSpec> returns;
+  std::vector<MutateSpec> mutates;
+  std::map<Mode, std::string> skip;  // modes left out, with the contract's reason
+  std::vector<Mode> modes;
+  std::vector<Regression> regressions;
+
+  const ArgSpec* arg(const std::string& name) const;
+  const MutateSpec* mutate_spec(int arg_index) const;
+};
+
+}  // namespace opc

@@ -1,0 +1,601 @@
+#include "contracts/contract_loader.h"
+
+#include <ATen/core/function_schema.h>
+#include <torch/csrc/jit/frontend/function_schema_parser.h>
+#include <yaml-cpp/yaml.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "contracts/clauses.h"
+#include "contracts/suggest.h"
+
+namespace opc {
+namespace {
+
+// Keys of the format that a later version checks; accepting them silently would weaken
+// the contract, so they are refused by name.
+const std::set<std::string> kNotYetSupported = {"padding",     "reference", "tolerance",
+                                                "determinism", "cudagraph", "donates"};
+
+class Loader {
+ public:
+  explicit Loader(std::string file) : file_(std::move(file)) {}
+
+  Contract load(const YAML::Node& root);
+
+ private:
+  SourceLoc loc(const YAML::Node& n) const {
+    const YAML::Mark m = n.Mark();
+    if (m.line < 0) return {file_, 0, 0};
+    return {file_, m.line + 1, m.column + 1};
+  }
+  [[noreturn]] void fail(const YAML::Node& n, const std::string& msg) const {
+    throw ContractError(loc(n), msg);
+  }
+
+  // The keys of one mapping, consumed one by one; done() rejects what is left.
+  class Fields {
+   public:
+    Fields(const Loader& l, const YAML::Node& map, std::string where) : l_(l), map_(map),
+        where_(std::move(where)) {
+      if (!map.IsMap()) l.fail(map, where_ + " must be a mapping");
+    }
+    YAML::Node take(const std::string& key) {
+      known_.push_back(key);
+      return map_[key];
+    }
+    YAML::Node need(const std::string& key) {
+      YAML::Node n = take(key);
+      if (!n) l_.fail(map_, "missing key '" + key + "' in " + where_);
+      return n;
+    }
+    void done() {
+      for (const auto& kv : map_) {
+        const std::string key = kv.first.Scalar();
+        if (std::find(known_.begin(), known_.end(), key) != known_.end()) continue;
+        if (kNotYetSupported.count(key))
+          l_.fail(kv.first, "'" + key +
+                                "' is part of the contract format but this version of "
+                                "opcontract does not check it yet; remove it or upgrade");
+        std::string msg = "unknown key '" + key + "' in " + where_ + " (known: " +
+                          join(known_) + ")";
+        auto near = closest_names(key, known_, 1);
+        if (!near.empty()) msg += "; did you mean '" + near[0] + "'?";
+        l_.fail(kv.first, msg);
+      }
+    }
+
+   private:
+    const Loader& l_;
+    YAML::Node map_;
+    std::string where_;
+    std::vector<std::string> known_;
+  };
+
+  std::string scalar(const YAML::Node& n, const std::string& what) const {
+    if (!n.IsScalar()) fail(n, what + " must be a scalar");
+    return n.Scalar();
+  }
+  YAML::Node sequence(const YAML::Node& n, const std::string& what) const {
+    if (!n.IsSequence()) fail(n, what + " must be a list");
+    return n;
+  }
+  bool boolean(const YAML::Node& n, const std::string& what) const {
+    const std::string s = scalar(n, what);
+    if (s == "true") return true;
+    if (s == "false") return false;
+    fail(n, what + " must be true or false, not '" + s + "'");
+  }
+  // A quoted scalar's mark points at its quote; its text starts one column later.
+  Expr expr(const YAML::Node& n, const Scope& scope, ExprType type,
+            const std::string& what) const {
+    const std::string text = scalar(n, what);
+    SourceLoc at = loc(n);
+    if (n.Tag() == "!") at = at.shifted(1);
+    return Expr::compile(text, scope, type, at);
+  }
+
+  void load_values(const YAML::Node& map, bool is_context, Contract& c);
+  void load_args(const YAML::Node& map, Contract& c);
+  void load_tensor_arg(const YAML::Node& n, ArgSpec& a, Contract& c);
+  void load_scalar_arg(const YAML::Node& n, ArgSpec& a, const c10::Argument& schema_arg);
+  std::vector<NamedExpr> load_exprs(const YAML::Node& list, const std::string& what,
+                                    const Contract& c);
+  Region load_region(const YAML::Node& n, const Contract& c);
+  void load_aliasing(const YAML::Node& n, Contract& c);
+  void load_returns(const YAML::Node& n, Contract& c);
+  void load_mutates(const YAML::Node& n, Contract& c);
+  void load_modes(const YAML::Node& modes, const YAML::Node& skip, Contract& c);
+  void load_regressions(const YAML::Node& n, Contract& c);
+  int arg_index(const YAML::Node& n, const Contract& c, const std::string& what) const;
+  void dtypes(const YAML::Node& n, const Contract& c, const std::string& what,
+              std::vector<c10::ScalarType>& out, int& from) const;
+
+  std::string file_;
+};
+
+Contract Loader::load(const YAML::Node& root) {
+  Contract c;
+  c.file = file_;
+  if (!root || root.IsNull()) throw ContractError({file_, 0, 0}, "the contract is empty");
+  Fields f(*this, root, "the contract");
+
+  YAML::Node op = f.need("op");
+  c.op = scalar(op, "op");
+  c.op_loc = loc(op);
+  if (c.op.find("::") == std::string::npos || c.op.rfind("::") + 2 >= c.op.size())
+    fail(op, "op must be a qualified name like 'vllm::rms_norm', not '" + c.op + "'");
+  if (YAML::Node n = f.take("overload")) c.overload = scalar(n, "overload");
+  if (YAML::Node n = f.take("port")) {
+    c.port = scalar(n, "port");
+    c.port_loc = loc(n);
+    if (c.port.find("::") == std::string::npos) fail(n, "port must be a qualified op name");
+  }
+  if (YAML::Node n = f.take("upstream")) c.upstream = scalar(n, "upstream");
+
+  YAML::Node schema = f.need("schema");
+  c.schema_text = scalar(schema, "schema");
+  c.schema_loc = loc(schema);
+  try {
+    c.schema = std::make_shared<c10::FunctionSchema>(torch::jit::parseSchema(c.schema_text));
+  } catch (const std::exception& e) {
+    // PyTorch's message spans lines with a caret diagram; its first line says what.
+    std::string why = e.what();
+    why = why.substr(0, why.find('\n'));
+    fail(schema, "PyTorch's schema parser rejects this schema: " + why);
+  }
+
+  if (YAML::Node n = f.take("context")) load_values(n, true, c);
+  if (YAML::Node n = f.take("dims")) load_values(n, false, c);
+  load_args(f.need("args"), c);
+  if (YAML::Node n = f.take("constraints")) c.constraints = load_exprs(n, "constraints", c);
+  if (YAML::Node n = f.take("requires")) c.requires_ = load_exprs(n, "requires", c);
+  if (YAML::Node n = f.take("branches")) {
+    Fields b(*this, n, "branches");
+    for (const auto& kv : n) {
+      const std::string name = kv.first.Scalar();
+      b.take(name);
+      c.branches.push_back({name, loc(kv.first),
+                            expr(kv.second, c.scope, ExprType::Bool, "branch " + name)});
+    }
+  }
+  c.returns.resize(c.schema->returns().size());
+  load_aliasing(f.take("aliasing"), c);
+  if (YAML::Node n = f.take("returns")) load_returns(n, c);
+  if (YAML::Node n = f.take("mutates")) load_mutates(n, c);
+  load_modes(f.take("modes"), f.take("skip"), c);
+  if (YAML::Node n = f.take("regressions")) load_regressions(n, c);
+  f.done();
+  return c;
+}
+
+void Loader::load_values(const YAML::Node& map, bool is_context, Contract& c) {
+  const std::string section = is_context ? "context" : "dims";
+  Fields f(*this, map, section);
+  for (const auto& kv : map) {
+    ValueSpec v;
+    v.name = kv.first.Scalar();
+    f.take(v.name);
+    v.loc = loc(kv.first);
+    v.is_context = is_context;
+    v.slot = static_cast<int>(c.scope.values.size());
+    if (std::find(c.scope.values.begin(), c.scope.values.end(), v.name) != c.scope.values.end())
+      fail(kv.first, "'" + v.name + "' is declared twice");
+    if (v.name == "k") fail(kv.first, "'k' is reserved: favor expressions use it as a free variable");
+    // Bounds see only the values declared before this one; favor also sees `k`, which
+    // lives in this value's own slot while favoured candidates are computed.
+    Scope before{c.scope.values, {}};
+    Scope with_k = before;
+    with_k.values.push_back("k");
+    const std::string what = section + "." + v.name;
+    const YAML::Node& spec = kv.second;
+    if (spec.IsScalar()) {
+      v.choices.push_back(expr(spec, before, ExprType::Int, what));
+    } else {
+      Fields s(*this, spec, what);
+      YAML::Node range = s.take("range");
+      YAML::Node choose = s.take("choose");
+      if (range && choose) fail(spec, what + ": give either range or choose, not both");
+      if (range) {
+        sequence(range, what + ".range");
+        if (range.size() != 2) fail(range, what + ".range must be [lo, hi]");
+        v.range.emplace(expr(range[0], before, ExprType::Int, what),
+                        expr(range[1], before, ExprType::Int, what));
+      } else if (choose) {
+        sequence(choose, what + ".choose");
+        if (choose.size() == 0) fail(choose, what + ".choose must not be empty");
+        for (const auto& ch : choose) v.choices.push_back(expr(ch, before, ExprType::Int, what));
+      } else {
+        fail(spec, what + " needs range: [lo, hi] or choose: [...]");
+      }
+      if (YAML::Node favor = s.take("favor")) {
+        sequence(favor, what + ".favor");
+        for (const auto& fv : favor) v.favor.push_back(expr(fv, with_k, ExprType::Int, what));
+      }
+      s.done();
+    }
+    c.scope.values.push_back(v.name);
+    c.values.push_back(std::move(v));
+  }
+}
+
+void Loader::load_args(const YAML::Node& map, Contract& c) {
+  Fields f(*this, map, "args");
+  const auto& sargs = c.schema->arguments();
+  // Tensor names must be known before any expression that mentions them compiles.
+  for (size_t i = 0; i < sargs.size(); ++i) {
+    const c10::Argument& sa = sargs[i];
+    ArgSpec a;
+    a.name = sa.name();
+    a.index = static_cast<int>(i);
+    const c10::TypePtr& t = sa.type();
+    a.is_tensor = t->kind() == c10::TypeKind::TensorType;
+    if (auto opt = t->cast<c10::OptionalType>())
+      if (opt->getElementType()->kind() == c10::TypeKind::TensorType) a.is_tensor = a.optional = true;
+    a.mutable_ = sa.alias_info() && sa.alias_info()->isWrite();
+    if (std::find(c.scope.values.begin(), c.scope.values.end(), a.name) != c.scope.values.end())
+      fail(map, "argument '" + a.name + "' has the same name as a dim or context value");
+    if (a.is_tensor) {
+      c.tensor_of_scope.push_back(a.index);
+      c.scope.tensors.push_back(a.name);
+    }
+    c.args.push_back(std::move(a));
+  }
+  for (const auto& kv : map) {
+    const std::string name = kv.first.Scalar();
+    if (!c.arg(name)) {
+      std::vector<std::string> names;
+      for (const auto& a : c.args) names.push_back(a.name);
+      std::string msg = "args." + name + ": the schema has no argument '" + name + "' (it has: " +
+                        join(names) + ")";
+      auto near = closest_names(name, names, 1);
+      if (!near.empty()) msg += "; did you mean '" + near[0] + "'?";
+      fail(kv.first, msg);
+    }
+  }
+  for (auto& a : c.args) {
+    YAML::Node n = f.take(a.name);
+    a.loc = n ? loc(n) : loc(map);
+    const c10::Argument& sa = sargs[a.index];
+    if (!n) {
+      if (!a.is_tensor && sa.default_value()) continue;  // the schema's default is used
+      fail(map, "args: schema argument '" + a.name + "' (" + sa.type()->str() +
+                    ") is not described");
+    }
+    if (a.is_tensor) load_tensor_arg(n, a, c);
+    else load_scalar_arg(n, a, sa);
+  }
+  f.done();
+}
+
+void Loader::dtypes(const YAML::Node& n, const Contract& c, const std::string& what,
+                    std::vector<c10::ScalarType>& out, int& from) const {
+  auto one = [&](const YAML::Node& item) {
+    const std::string s = scalar(item, what);
+    if (auto t = parse_dtype(s)) return out.push_back(*t);
+    fail(item, what + ": unknown dtype '" + s + "' (known: " + dtype_names() + ")");
+  };
+  if (n.IsSequence()) {
+    if (n.size() == 0) fail(n, what + " must not be empty");
+    for (const auto& item : n) one(item);
+    return;
+  }
+  const std::string s = scalar(n, what);
+  if (parse_dtype(s)) return one(n);
+  const ArgSpec* other = c.arg(s);
+  if (!other || !other->is_tensor)
+    fail(n, what + ": '" + s + "' is neither a dtype (" + dtype_names() +
+                ") nor a tensor argument");
+  from = other->index;
+}
+
+void Loader::load_tensor_arg(const YAML::Node& n, ArgSpec& a, Contract& c) {
+  const std::string what = "args." + a.name;
+  Fields f(*this, n, what);
+  dtypes(f.need("dtype"), c, what + ".dtype", a.dtypes, a.dtype_from);
+  if (a.dtype_from == a.index) fail(n, what + ".dtype cannot copy itself");
+  Scope dims_only{c.scope.values, {}};
+  YAML::Node shape = sequence(f.need("shape"), what + ".shape");
+  for (const auto& d : shape) a.shape.push_back(expr(d, dims_only, ExprType::Int, what + ".shape"));
+  if (YAML::Node layouts = f.take("layouts")) {
+    sequence(layouts, what + ".layouts");
+    if (layouts.size() == 0) fail(layouts, what + ".layouts must not be empty");
+    a.layouts.clear();
+    for (const auto& l : layouts) {
+      const std::string s = scalar(l, what + ".layouts");
+      auto layout = parse_layout(s);
+      if (!layout) fail(l, what + ": unknown layout '" + s + "' (known: " + layout_names() + ")");
+      a.layouts.push_back(*layout);
+    }
+  }
+  if (YAML::Node v = f.take("values")) {
+    if (v.IsScalar()) {
+      if (v.Scalar() != "normal")
+        fail(v, what + ".values: '" + v.Scalar() +
+                    "' is not a distribution (normal, {uniform: [lo, hi]}, {ints: [lo, hi]})");
+    } else {
+      Fields vf(*this, v, what + ".values");
+      YAML::Node uni = vf.take("uniform");
+      YAML::Node ints = vf.take("ints");
+      vf.done();
+      const YAML::Node& bounds = uni ? uni : ints;
+      if (!bounds || (uni && ints)) fail(v, what + ".values needs exactly one of uniform, ints");
+      sequence(bounds, what + ".values");
+      if (bounds.size() != 2) fail(bounds, what + ".values bounds must be [lo, hi]");
+      a.values.kind = uni ? ValueDist::Kind::Uniform : ValueDist::Kind::Ints;
+      a.values.lo = expr(bounds[0], dims_only, ExprType::Int, what + ".values");
+      a.values.hi = expr(bounds[1], dims_only, ExprType::Int, what + ".values");
+    }
+  }
+  if (YAML::Node o = f.take("optional")) {
+    const bool opt = boolean(o, what + ".optional");
+    if (opt != a.optional)
+      fail(o, what + ".optional: the schema says this argument is " +
+                  (a.optional ? "Tensor? (optional)" : "a plain Tensor"));
+  }
+  f.done();
+}
+
+void Loader::load_scalar_arg(const YAML::Node& n, ArgSpec& a, const c10::Argument& sa) {
+  const std::string what = "args." + a.name;
+  YAML::Node list = n;
+  if (n.IsMap()) {
+    Fields f(*this, n, what);
+    list = sequence(f.need("choose"), what + ".choose");
+    f.done();
+    if (list.size() == 0) fail(list, what + ".choose must not be empty");
+  } else if (!n.IsScalar()) {
+    fail(n, what + " must be a value or {choose: [...]}");
+  }
+  const c10::TypeKind kind = sa.type()->kind();
+  auto parse = [&](const YAML::Node& item) -> ScalarValue {
+    const std::string s = scalar(item, what);
+    try {
+      switch (kind) {
+        case c10::TypeKind::BoolType: return boolean(item, what);
+        case c10::TypeKind::IntType:
+        case c10::TypeKind::SymIntType: return item.as<int64_t>();
+        case c10::TypeKind::FloatType: return item.as<double>();
+        case c10::TypeKind::StringType: return s;
+        default: break;
+      }
+    } catch (const YAML::BadConversion&) {
+      fail(item, what + ": '" + s + "' is not a valid " + sa.type()->str());
+    }
+    fail(item, what + ": arguments of type " + sa.type()->str() + " are not supported yet");
+  };
+  if (list.IsSequence())
+    for (const auto& item : list) a.choices.push_back(parse(item));
+  else
+    a.choices.push_back(parse(list));
+}
+
+std::vector<NamedExpr> Loader::load_exprs(const YAML::Node& list, const std::string& what,
+                                          const Contract& c) {
+  sequence(list, what);
+  std::vector<NamedExpr> out;
+  for (const auto& item : list) {
+    Expr e = expr(item, c.scope, ExprType::Bool, what);
+    out.push_back({e.text(), loc(item), std::move(e)});
+  }
+  return out;
+}
+
+int Loader::arg_index(const YAML::Node& n, const Contract& c, const std::string& what) const {
+  const std::string s = scalar(n, what);
+  const ArgSpec* a = c.arg(s);
+  if (!a) {
+    std::vector<std::string> names;
+    for (const auto& x : c.args) names.push_back(x.name);
+    fail(n, what + ": no argument named '" + s + "' (arguments: " + join(names) + ")");
+  }
+  return a->index;
+}
+
+void Loader::load_aliasing(const YAML::Node& n, Contract& c) {
+  const auto& rets = c.schema->returns();
+  const auto& sargs = c.schema->arguments();
+  // The schema's annotations decide what a return may alias; the contract must state
+  // the same thing, so a reader of either sees the truth.
+  for (size_t r = 0; r < rets.size(); ++r) {
+    const c10::AliasInfo* ra = rets[r].alias_info();
+    if (!ra) continue;
+    for (size_t i = 0; i < sargs.size(); ++i) {
+      const c10::AliasInfo* aa = sargs[i].alias_info();
+      if (!aa) continue;
+      for (const auto& set : ra->beforeSets())
+        if (aa->beforeSets().count(set)) c.returns[r].aliases = static_cast<int>(i);
+    }
+  }
+  if (!n) return;
+  Fields f(*this, n, "aliasing");
+  if (YAML::Node in = f.take("inputs"))
+    fail(in, "aliasing.inputs (in-place use of arguments) is not checked by this version of "
+             "opcontract yet; remove it or upgrade");
+  if (YAML::Node ret = f.take("returns")) {
+    sequence(ret, "aliasing.returns");
+    if (ret.size() != rets.size())
+      fail(ret, "aliasing.returns has " + std::to_string(ret.size()) + " entries but the schema has " +
+                    std::to_string(rets.size()) + " returns");
+    for (size_t r = 0; r < rets.size(); ++r) {
+      const std::string s = scalar(ret[r], "aliasing.returns");
+      const int declared = s == "none" ? -1 : arg_index(ret[r], c, "aliasing.returns");
+      if (declared != c.returns[r].aliases) {
+        const std::string schema_says =
+            c.returns[r].aliases < 0 ? "no alias annotation"
+                                     : "an alias of '" + c.args[c.returns[r].aliases].name + "'";
+        fail(ret[r], "aliasing.returns[" + std::to_string(r) + "] is '" + s +
+                         "' but the schema gives this return " + schema_says);
+      }
+    }
+  }
+  f.done();
+}
+
+void Loader::load_returns(const YAML::Node& n, Contract& c) {
+  sequence(n, "returns");
+  if (n.size() != c.returns.size())
+    fail(n, "returns has " + std::to_string(n.size()) + " entries but the schema has " +
+                std::to_string(c.returns.size()));
+  Scope dims_only{c.scope.values, {}};
+  for (size_t r = 0; r < n.size(); ++r) {
+    const std::string what = "returns[" + std::to_string(r) + "]";
+    ReturnSpec& rs = c.returns[r];
+    rs.loc = loc(n[r]);
+    Fields f(*this, n[r], what);
+    for (const auto& d : sequence(f.need("shape"), what + ".shape"))
+      rs.shape.push_back(expr(d, dims_only, ExprType::Int, what + ".shape"));
+    dtypes(f.need("dtype"), c, what + ".dtype", rs.dtypes, rs.dtype_from);
+    f.done();
+  }
+}
+
+Region Loader::load_region(const YAML::Node& n, const Contract& c) {
+  Region region;
+  const std::string text = scalar(n, "writes");
+  region.text = text;
+  if (text == "all") return region;
+  region.all = false;
+  SourceLoc at = loc(n);
+  if (n.Tag() == "!") at = at.shifted(1);
+  if (text.size() < 2 || text.front() != '[' || text.back() != ']')
+    throw ContractError(at, "writes must be 'all' or an index like \"[:num_tokens]\"");
+  // Split "[a:b, :c]" at top-level commas and colons; each piece is an int expression.
+  size_t start = 1;
+  int depth = 0;
+  std::vector<std::pair<size_t, size_t>> parts;  // [begin, end) of each dim's slice text
+  for (size_t i = 1; i < text.size(); ++i) {
+    const char ch = text[i];
+    if (ch == '(') ++depth;
+    if (ch == ')') --depth;
+    if ((ch == ',' && depth == 0) || i == text.size() - 1) {
+      parts.emplace_back(start, i);
+      start = i + 1;
+    }
+  }
+  for (auto [b, e] : parts) {
+    const std::string piece = text.substr(b, e - b);
+    const size_t colon = piece.find(':');
+    if (colon == std::string::npos)
+      throw ContractError(at.shifted(static_cast<int>(b)),
+                          "each dim of writes must be a slice 'start:stop'");
+    auto part = [&](size_t from, size_t to) -> std::optional<Expr> {
+      std::string s = piece.substr(from, to - from);
+      const size_t lead = s.find_first_not_of(' ');
+      if (lead == std::string::npos) return std::nullopt;
+      return Expr::compile(s.substr(lead), c.scope, ExprType::Int,
+                           at.shifted(static_cast<int>(b + from + lead)));
+    };
+    region.dims.push_back({part(0, colon), part(colon + 1, piece.size())});
+  }
+  return region;
+}
+
+void Loader::load_mutates(const YAML::Node& n, Contract& c) {
+  Fields f(*this, n, "mutates");
+  for (const auto& kv : n) {
+    MutateSpec m;
+    m.arg = arg_index(kv.first, c, "mutates");
+    f.take(kv.first.Scalar());
+    m.loc = loc(kv.first);
+    if (!c.args[m.arg].mutable_)
+      fail(kv.first, "mutates." + kv.first.Scalar() +
+                         ": the schema does not mark this argument mutable (Tensor! or Tensor(a!))");
+    const std::string what = "mutates." + kv.first.Scalar();
+    Fields s(*this, kv.second, what);
+    if (YAML::Node w = s.take("writes")) m.writes = load_region(w, c);
+    if (YAML::Node r = s.take("rest")) {
+      const std::string rest = scalar(r, what + ".rest");
+      if (rest != "untouched" && rest != "any")
+        fail(r, what + ".rest must be 'untouched' or 'any'");
+      m.rest_untouched = rest == "untouched";
+    }
+    if (YAML::Node sn = s.take("sentinel")) m.sentinel = boolean(sn, what + ".sentinel");
+    s.done();
+    c.mutates.push_back(std::move(m));
+  }
+}
+
+void Loader::load_modes(const YAML::Node& modes, const YAML::Node& skip, Contract& c) {
+  if (!modes) {
+    c.modes.assign(std::begin(kAllModes), std::end(kAllModes));
+  } else {
+    for (const auto& m : sequence(modes, "modes")) {
+      auto mode = parse_mode(scalar(m, "modes"));
+      if (!mode) fail(m, "unknown mode '" + m.Scalar() + "' (modes: fake, eager, compiled, cudagraph)");
+      if (std::find(c.modes.begin(), c.modes.end(), *mode) != c.modes.end())
+        fail(m, "mode '" + m.Scalar() + "' is listed twice");
+      c.modes.push_back(*mode);
+    }
+  }
+  if (skip) {
+    Fields f(*this, skip, "skip");
+    for (const auto& kv : skip) {
+      auto mode = parse_mode(kv.first.Scalar());
+      if (!mode) fail(kv.first, "skip: unknown mode '" + kv.first.Scalar() + "'");
+      f.take(kv.first.Scalar());
+      if (std::find(c.modes.begin(), c.modes.end(), *mode) != c.modes.end())
+        fail(kv.first, "skip: mode '" + kv.first.Scalar() + "' is also listed in modes");
+      c.skip[*mode] = scalar(kv.second, "skip reason");
+    }
+  }
+  for (Mode m : kAllModes)
+    if (std::find(c.modes.begin(), c.modes.end(), m) == c.modes.end() && !c.skip.count(m))
+      fail(modes, std::string("mode '") + to_string(m) +
+                      "' is left out of modes without a reason: add it under skip: {" +
+                      to_string(m) + ": \"why\"}");
+}
+
+void Loader::load_regressions(const YAML::Node& n, Contract& c) {
+  for (const auto& item : sequence(n, "regressions")) {
+    Fields f(*this, item, "a regression");
+    Regression r;
+    YAML::Node target = f.need("target");
+    r.target = scalar(target, "target");
+    r.loc = loc(target);
+    if (r.target.find("::") == std::string::npos) fail(target, "target must be a qualified op name");
+    YAML::Node expect = sequence(f.need("expect"), "expect");
+    if (expect.size() == 0) fail(expect, "expect must name at least one clause");
+    for (const auto& e : expect) {
+      const std::string id = scalar(e, "expect");
+      if (!is_clause_id(id)) {
+        std::string msg = "unknown clause '" + id + "' (clauses: " + join(clause_ids()) + ")";
+        auto near = closest_names(id, clause_ids(), 1);
+        if (!near.empty()) msg += "; did you mean '" + near[0] + "'?";
+        fail(e, msg);
+      }
+      r.expect.push_back(id);
+    }
+    if (YAML::Node u = f.take("upstream")) r.upstream = scalar(u, "upstream");
+    f.done();
+    c.regressions.push_back(std::move(r));
+  }
+}
+
+}  // namespace
+
+Contract load_contract_text(const std::string& text, const std::string& file) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw ContractError({file, e.mark.line + 1, e.mark.column + 1}, "bad YAML: " + e.msg);
+  }
+  try {
+    return Loader(file).load(root);
+  } catch (const YAML::Exception& e) {
+    throw ContractError({file, e.mark.line + 1, e.mark.column + 1}, e.msg);
+  }
+}
+
+Contract load_contract(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ContractError({path, 0, 0}, "cannot read the contract file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return load_contract_text(text.str(), path);
+}
+
+}  // namespace opc

@@ -1,0 +1,95 @@
+#include "generators/case.h"
+
+#include <sstream>
+
+#include "reports/json_writer.h"
+
+namespace opc {
+namespace {
+
+std::string scalar_text(const ScalarValue& v) {
+  return std::visit(
+      [](const auto& x) -> std::string {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, bool>) return x ? "true" : "false";
+        else if constexpr (std::is_same_v<T, std::string>) return "\"" + x + "\"";
+        else {
+          std::ostringstream s;
+          s << x;
+          return s.str();
+        }
+      },
+      v);
+}
+
+std::string shape_text(const std::vector<int64_t>& sizes) {
+  std::string s = "[";
+  for (size_t i = 0; i < sizes.size(); ++i) s += (i ? ", " : "") + std::to_string(sizes[i]);
+  return s + "]";
+}
+
+}  // namespace
+
+std::string describe(const Case& c, const Contract& contract) {
+  std::string s;
+  for (const auto& v : contract.values)
+    s += (s.empty() ? "" : " ") + v.name + "=" + std::to_string(c.values[v.slot]);
+  s += s.empty() ? "" : " |";
+  for (size_t i = 0; i < contract.args.size(); ++i) {
+    s += (i ? ", " : " ") + contract.args[i].name + ": ";
+    if (const auto* t = std::get_if<TensorCase>(&c.args[i])) {
+      if (t->none) {
+        s += "None";
+        continue;
+      }
+      s += std::string(dtype_name(t->dtype)) + shape_text(t->sizes) + " " + to_string(t->layout);
+      if (t->slack) s += "(" + std::to_string(t->slack) + ")";
+    } else {
+      s += scalar_text(std::get<ScalarValue>(c.args[i]));
+    }
+  }
+  return s;
+}
+
+std::string case_json(const Case& c, const Contract& contract) {
+  JsonWriter w;
+  w.begin_object();
+  for (const auto& v : contract.values) w.key(v.name).value(c.values[v.slot]);
+  w.key("args").begin_object();
+  for (size_t i = 0; i < contract.args.size(); ++i) {
+    w.key(contract.args[i].name);
+    if (const auto* t = std::get_if<TensorCase>(&c.args[i])) {
+      if (t->none) {
+        w.null();
+        continue;
+      }
+      w.begin_object();
+      w.key("dtype").value(dtype_name(t->dtype));
+      w.key("shape").begin_array();
+      for (int64_t d : t->sizes) w.value(d);
+      w.end_array();
+      w.key("layout").value(to_string(t->layout));
+      if (t->slack) w.key("slack").value(t->slack);
+      w.end_object();
+    } else {
+      std::visit([&](const auto& x) { w.value(x); }, std::get<ScalarValue>(c.args[i]));
+    }
+  }
+  w.end_object();
+  w.key("data_seed").value(c.data_seed);
+  w.end_object();
+  return w.str();
+}
+
+int64_t case_numel(const Case& c) {
+  int64_t n = 0;
+  for (const auto& a : c.args)
+    if (const auto* t = std::get_if<TensorCase>(&a)) {
+      int64_t e = 1;
+      for (int64_t d : t->sizes) e *= d;
+      n += t->none ? 0 : e;
+    }
+  return n;
+}
+
+}  // namespace opc

@@ -1,0 +1,101 @@
+#include "generators/case_gen.h"
+
+#include <rapidcheck.h>
+
+#include "generators/dim_gen.h"
+#include "generators/layout.h"
+
+namespace opc {
+namespace {
+
+int64_t eval_values(const Expr& e, const std::vector<int64_t>& values) {
+  return e.eval({values.data(), nullptr});
+}
+
+// One context value or dim. `values` holds everything declared before it.
+int64_t pick_value(const ValueSpec& v, std::vector<int64_t>& values) {
+  if (!v.range) {
+    std::vector<int64_t> choices;
+    for (const auto& e : v.choices) choices.push_back(eval_values(e, values));
+    return *choice_gen(std::move(choices));
+  }
+  const int64_t lo = eval_values(v.range->first, values);
+  const int64_t hi = eval_values(v.range->second, values);
+  if (hi < lo)
+    throw EvalError("the range of '" + v.name + "' is empty: [" + std::to_string(lo) + ", " +
+                    std::to_string(hi) + "]");
+  std::vector<Family> favor;
+  for (const auto& e : v.favor) {
+    // `k` lives in this value's own slot while favoured members are computed.
+    favor.push_back([e, values, slot = v.slot](int64_t k) -> std::optional<int64_t> {
+      std::vector<int64_t> with_k = values;
+      with_k[slot] = k;
+      try {
+        return e.eval({with_k.data(), nullptr});
+      } catch (const EvalError&) {
+        return std::nullopt;
+      }
+    });
+  }
+  return *dim_gen(lo, hi, std::move(favor));
+}
+
+TensorCase pick_tensor(const ArgSpec& a, const std::vector<int64_t>& values) {
+  TensorCase t;
+  if (a.optional && *rc::gen::inRange(0, 5) == 0) {
+    t.none = true;
+    return t;
+  }
+  for (const auto& d : a.shape) t.sizes.push_back(eval_values(d, values));
+  std::vector<Layout> usable;
+  for (Layout l : a.layouts)
+    if (layout_applies(l, t.sizes.size())) usable.push_back(l);
+  if (!usable.empty()) t.layout = *choice_gen(usable);
+  if (t.layout == Layout::Narrow) t.slack = *rc::gen::inRange<int64_t>(1, 5);
+  if (t.layout == Layout::RowStrided) t.slack = *rc::gen::inRange<int64_t>(1, 9);
+  if (!a.dtypes.empty()) t.dtype = *choice_gen(a.dtypes);
+  return t;
+}
+
+Case pick_case(const Contract& c) {
+  Case k;
+  k.values.assign(c.values.size(), 0);
+  for (const auto& v : c.values) k.values[v.slot] = pick_value(v, k.values);
+  k.args.reserve(c.args.size());
+  for (const auto& a : c.args) {
+    if (a.is_tensor) k.args.emplace_back(pick_tensor(a, k.values));
+    else k.args.emplace_back(*choice_gen(a.choices));
+  }
+  // Copied dtypes resolve along their chain (the loader rejects cycles).
+  for (const auto& a : c.args) {
+    if (a.dtype_from < 0) continue;
+    const ArgSpec* src = &a;
+    while (src->dtype_from >= 0) src = &c.args[src->dtype_from];
+    std::get<TensorCase>(k.args[a.index]).dtype = std::get<TensorCase>(k.args[src->index]).dtype;
+  }
+  k.data_seed = *rc::gen::noShrink(rc::gen::arbitrary<uint64_t>());
+  return k;
+}
+
+}  // namespace
+
+bool case_is_valid(const Case& c, const Contract& contract) {
+  for (const auto& a : c.args)
+    if (const auto* t = std::get_if<TensorCase>(&a))
+      for (int64_t d : t->sizes)
+        if (d < 0) return false;
+  CaseFacts facts(c, contract);
+  const EvalInput in = facts.input();
+  for (const auto& e : contract.constraints)
+    if (!e.expr.eval(in)) return false;
+  for (const auto& e : contract.requires_)
+    if (!e.expr.eval(in)) return false;
+  return true;
+}
+
+rc::Gen<Case> case_gen(std::shared_ptr<const Contract> contract) {
+  return rc::gen::suchThat(rc::gen::exec([contract] { return pick_case(*contract); }),
+                           [contract](const Case& k) { return case_is_valid(k, *contract); });
+}
+
+}  // namespace opc

@@ -1,0 +1,26 @@
+// The generator of cases for a contract, built from RapidCheck combinators so that
+// every case shrinks: smaller dims, earlier-listed dtypes and layouts, less slack.
+//
+//   rc::Gen<Case> gen = case_gen(contract);
+//   rc::Shrinkable<Case> s = gen(rc::Random(seed), size);   // s.value(), s.shrinks()
+//
+// Every generated case satisfies the contract's `constraints:` and `requires:`, and has
+// no negative size. Evaluating a contract expression can fail (division by zero in a
+// contract): that escapes as EvalError, a fault of the contract, not of the op.
+#pragma once
+
+#include <rapidcheck/Gen.h>
+
+#include <memory>
+
+#include "contracts/contract.h"
+#include "generators/case.h"
+
+namespace opc {
+
+rc::Gen<Case> case_gen(std::shared_ptr<const Contract> contract);
+
+// Whether a case meets the constraints, the requires and has valid shapes.
+bool case_is_valid(const Case& c, const Contract& contract);
+
+}  // namespace opc

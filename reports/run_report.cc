@@ -1,0 +1,153 @@
+#include "reports/run_report.h"
+
+#include <iomanip>
+#include <sstream>
+
+#include "contracts/suggest.h"
+#include "reports/json_writer.h"
+
+namespace opc {
+namespace {
+
+// Clauses judged per case, in the order the table shows them.
+const char* kCaseClauses[] = {"alias", "mutation", "write", "extent", "crash"};
+
+bool found(const ContractResult& r, const std::string& clause, const std::string& mode) {
+  for (const auto& f : r.findings)
+    if (f.clause == clause && f.mode == mode) return true;
+  return false;
+}
+
+std::string cell(const ContractResult& r, const std::string& clause, Mode m) {
+  auto it = r.modes.find(m);
+  if (it == r.modes.end() || it->second.status == "not_run") return "not run";
+  return found(r, clause, to_string(m)) ? "FAIL" : "pass";
+}
+
+std::string headline(const RunEntry& e) {
+  const ContractResult& r = e.result;
+  if (r.verdict == "error") return "ERROR";
+  if (!e.regression) return r.verdict == "pass" ? "HOLDS" : "FAILS";
+  const std::string by = join(found_clauses(r));
+  if (caught_as_expected(e)) return "CAUGHT by " + by + ", as expected";
+  if (by.empty()) return "NOT CAUGHT (expected: " + join(e.regression->expect) + ")";
+  return "CAUGHT by " + by + ", but expected exactly " + join(e.regression->expect);
+}
+
+}  // namespace
+
+bool caught_as_expected(const RunEntry& e) {
+  if (!e.regression || e.result.verdict == "error") return false;
+  std::vector<std::string> want = e.regression->expect;
+  std::sort(want.begin(), want.end());
+  want.erase(std::unique(want.begin(), want.end()), want.end());
+  return found_clauses(e.result) == want;
+}
+
+bool entry_ok(const RunEntry& e) {
+  return e.regression ? caught_as_expected(e) : e.result.verdict == "pass";
+}
+
+std::string replay_command(const RunEntry& e, const ContractFinding& f) {
+  return e.replay_base + " --seed " + std::to_string(e.result.seed) + " --cases " +
+         std::to_string(f.cases_tried ? f.cases_tried : e.result.cases);
+}
+
+void print_text_report(std::ostream& out, const std::vector<RunEntry>& run) {
+  for (const RunEntry& e : run) {
+    const ContractResult& r = e.result;
+    out << "\n== " << (e.regression ? "regression " : "") << r.op;
+    if (!r.target.empty() && r.target != r.op) out << "  ->  " << r.target;
+    out << ": " << headline(e) << "\n";
+    if (e.regression && !e.regression->upstream.empty())
+      out << "   " << e.regression->upstream << "\n";
+    if (r.verdict == "error") {
+      out << "   " << r.error << "\n";
+      continue;
+    }
+    out << "   " << r.file << " - " << r.cases << " cases - seed " << r.seed << "\n";
+    out << "   " << std::left << std::setw(10) << "clause";
+    for (Mode m : kAllModes) out << std::setw(11) << to_string(m);
+    out << "\n";
+    for (const char* clause : kCaseClauses) {
+      out << "   " << std::setw(10) << clause;
+      for (Mode m : kAllModes) out << std::setw(11) << cell(r, clause, m);
+      out << "\n";
+    }
+    out << "   " << std::setw(10) << "schema" << (found(r, "schema", "") ? "FAIL" : "pass")
+        << " (registered vs contract, once)\n";
+    out << "   " << std::setw(10) << "branches";
+    if (r.branches.empty()) out << "(none declared)";
+    for (size_t i = 0; i < r.branches.size(); ++i)
+      out << (i ? ", " : "") << r.branches[i].first << " " << r.branches[i].second;
+    out << "\n";
+    for (Mode m : kAllModes)
+      if (const ModeResult& mr = r.modes.at(m); mr.status == "not_run")
+        out << "   " << to_string(m) << " not run: " << mr.reason << "\n";
+    for (const ContractFinding& f : r.findings) {
+      out << "   - " << f.clause << (f.mode.empty() ? "" : " (" + f.mode + ")");
+      if (f.has_case)
+        out << ", first in case " << f.cases_tried << ", shrunk in " << f.shrink_steps << " steps";
+      out << ":\n       " << f.message << "\n";
+      if (f.has_case && e.contract)
+        out << "       minimal case: " << describe(f.minimal, *e.contract) << "\n";
+      out << "       replay: " << replay_command(e, f) << "\n";
+    }
+  }
+}
+
+std::string json_report(const std::vector<RunEntry>& run) {
+  JsonWriter w;
+  w.begin_object().key("version").value(1).key("contracts").begin_array();
+  for (const RunEntry& e : run) {
+    const ContractResult& r = e.result;
+    w.begin_object();
+    w.key("file").value(r.file);
+    w.key("op").value(r.op);
+    w.key("target").value(r.target);
+    w.key("verdict").value(r.verdict);
+    if (!r.error.empty()) w.key("error").value(r.error);
+    w.key("seed").value(r.seed);
+    w.key("cases").value(r.cases);
+    if (e.regression) {
+      w.key("regression").begin_object();
+      w.key("expect").begin_array();
+      for (const auto& c : e.regression->expect) w.value(c);
+      w.end_array();
+      w.key("upstream").value(e.regression->upstream);
+      w.key("caught_as_expected").value(caught_as_expected(e));
+      w.end_object();
+    }
+    w.key("modes").begin_object();
+    for (const auto& [mode, mr] : r.modes) {
+      w.key(to_string(mode)).begin_object();
+      w.key("status").value(mr.status);
+      w.key("cases").value(mr.cases);
+      if (!mr.reason.empty()) w.key("reason").value(mr.reason);
+      w.end_object();
+    }
+    w.end_object();
+    w.key("branches").begin_object();
+    for (const auto& [name, hits] : r.branches) w.key(name).value(hits);
+    w.end_object();
+    w.key("findings").begin_array();
+    for (const ContractFinding& f : r.findings) {
+      w.begin_object();
+      w.key("clause").value(f.clause);
+      w.key("mode").value(f.mode);
+      w.key("message").value(f.message);
+      if (f.has_case && e.contract) w.key("case").raw(case_json(f.minimal, *e.contract));
+      w.key("seed").value(r.seed);
+      w.key("cases_tried").value(f.cases_tried);
+      w.key("shrink_steps").value(f.shrink_steps);
+      w.key("replay").value(replay_command(e, f));
+      w.end_object();
+    }
+    w.end_array();
+    w.end_object();
+  }
+  w.end_array().end_object();
+  return w.str() + "\n";
+}
+
+}  // namespace opc

@@ -1,0 +1,39 @@
+// The results of one `opcontract check` run, and the writers that present them:
+// a table per op for people, JSON (contract-format.md, "Results") for machines.
+//
+//   std::vector<RunEntry> run = ...;          // one entry per contract (or regression)
+//   print_text_report(std::cout, run);
+//   write_file(path, json_report(run));
+#pragma once
+
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "contracts/contract.h"
+#include "runners/check_driver.h"
+
+namespace opc {
+
+struct RunEntry {
+  std::shared_ptr<const Contract> contract;  // null when the contract failed to load
+  ContractResult result;
+  const Regression* regression = nullptr;  // set when the target is a listed regression
+  // "opcontract check FILE --target T [--load L]": a finding's replay adds its seed and
+  // case count.
+  std::string replay_base;
+};
+
+// For a regression: caught by exactly its expected clauses.
+bool caught_as_expected(const RunEntry& e);
+// Whether this entry is what the run wanted: a contract that holds, or a regression
+// caught as expected.
+bool entry_ok(const RunEntry& e);
+// The command that reproduces a finding.
+std::string replay_command(const RunEntry& e, const ContractFinding& f);
+
+void print_text_report(std::ostream& out, const std::vector<RunEntry>& run);
+std::string json_report(const std::vector<RunEntry>& run);
+
+}  // namespace opc

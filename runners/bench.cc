@@ -1,0 +1,85 @@
+#include "runners/bench.h"
+
+#include <rapidcheck/Random.h>
+#include <rapidcheck/Shrinkable.h>
+
+#include <ATen/Parallel.h>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+
+#include "generators/case_gen.h"
+#include "runners/check_driver.h"
+#include "runners/eager_runner.h"
+#include "runners/oracles/oracles.h"
+
+namespace opc {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// Repeats `round` until at least `min_s` seconds have passed; returns rounds per second.
+template <class F>
+double rate(F&& round, double min_s) {
+  round();  // warm-up: first-call costs (dispatcher caches, allocator) are not the op's
+  int rounds = 0;
+  const auto t0 = Clock::now();
+  double s = 0;
+  do {
+    round();
+    ++rounds;
+    s = seconds_since(t0);
+  } while (s < min_s);
+  return rounds / s;
+}
+
+}  // namespace
+
+void run_bench(const Contract& contract, const std::string& target, int cases, uint64_t seed,
+               std::ostream& out) {
+  const SourceLoc& where = target == contract.port ? contract.port_loc : contract.op_loc;
+  const OpBinding op = bind_op(target, target == contract.op ? contract.overload : "", where);
+  auto contract_ptr = std::make_shared<const Contract>(contract);
+  const rc::Gen<Case> gen = case_gen(contract_ptr);
+
+  std::vector<Case> generated;
+  rc::Random master(seed);
+  for (int i = 0; i < cases; ++i) generated.push_back(gen(master.split(), i % 101).value());
+
+  std::vector<Materialized> inputs;
+  int64_t largest = 0;
+  for (const Case& c : generated) {
+    const CaseFacts facts(c, contract);
+    inputs.push_back(materialize(c, contract, facts));
+    largest = std::max(largest, case_numel(c));
+  }
+  const double bare = cases * rate([&] {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      set_context(contract, generated[i]);
+      call_boxed(op, inputs[i].args);
+    }
+  }, 1.0);
+  inputs.clear();
+
+  const double eager = cases * rate([&] {
+    rc::Random r(seed);
+    for (int i = 0; i < cases; ++i) eager_findings(op, contract, gen(r.split(), i % 101).value());
+  }, 1.0);
+
+  char line[160];
+  out << "bench " << contract.op << " -> " << target << ": " << cases
+      << " generated cases, largest " << largest << " elements, seed " << seed << ", "
+      << at::get_num_threads() << " thread(s)\n";
+  std::snprintf(line, sizeof line, "bare: %.0f calls/s\neager: %.0f cases/s\nbare/eager: %.1f\n",
+                bare, eager, bare / eager);
+  out << line;
+  std::snprintf(line, sizeof line, "slowest: eager %.0f cases/s\n", eager);
+  out << line;
+}
+
+}  // namespace opc

@@ -1,0 +1,143 @@
+#include "runners/check_driver.h"
+
+#include <rapidcheck/GenerationFailure.h>
+#include <rapidcheck/Random.h>
+#include <rapidcheck/Shrinkable.h>
+
+#include <algorithm>
+#include <memory>
+#include <set>
+
+#include "generators/case_gen.h"
+#include "generators/layout.h"
+#include "runners/eager_runner.h"
+#include "runners/oracles/oracles.h"
+
+namespace opc {
+std::vector<Finding> eager_findings(const OpBinding& op, const Contract& contract, const Case& c) {
+  const CaseFacts facts(c, contract);
+  Observation obs = run_eager(op, contract, c, materialize(c, contract, facts));
+  if (obs.threw)
+    return {{"crash", "the op threw on a case that meets the contract's constraints and "
+                      "requires: " + obs.error}};
+  const OracleInput in{contract, facts, obs};
+  std::vector<Finding> out;
+  for (auto check : {check_alias, check_mutation, check_write, check_extent})
+    for (Finding& f : check(in)) out.push_back(std::move(f));
+  return out;
+}
+
+namespace {
+
+const Finding* find_clause(const std::vector<Finding>& fs, const std::string& clause) {
+  for (const Finding& f : fs)
+    if (f.clause == clause) return &f;
+  return nullptr;
+}
+
+// Greedy descent through the shrink tree, as RapidCheck does: take the first simpler case
+// that still fails the same clause, until none does or the budget is spent.
+ContractFinding shrink(const OpBinding& op, const Contract& contract,
+                       rc::Shrinkable<Case> failing, Finding first, int budget) {
+  ContractFinding f;
+  f.clause = first.clause;
+  f.message = std::move(first.message);
+  int runs = 0;
+  for (bool progressed = true; progressed && runs < budget;) {
+    progressed = false;
+    for (auto seq = failing.shrinks(); auto child = seq.next();) {
+      if (++runs > budget) break;
+      const std::vector<Finding> fs = eager_findings(op, contract, child->value());
+      if (const Finding* same = find_clause(fs, f.clause)) {
+        f.message = same->message;
+        failing = std::move(*child);
+        ++f.shrink_steps;
+        progressed = true;
+        break;
+      }
+    }
+  }
+  f.minimal = failing.value();
+  f.has_case = true;
+  return f;
+}
+
+}  // namespace
+
+std::vector<std::string> found_clauses(const ContractResult& r) {
+  std::set<std::string> s;
+  for (const auto& f : r.findings) s.insert(f.clause);
+  return {s.begin(), s.end()};
+}
+
+ContractResult check_contract(const Contract& contract, const std::string& target,
+                              const CheckOptions& options) {
+  ContractResult r;
+  r.file = contract.file;
+  r.op = contract.op;
+  r.target = target;
+  r.seed = options.seed;
+  for (Mode m : kAllModes) {
+    if (auto skip = contract.skip.find(m); skip != contract.skip.end())
+      r.modes[m] = {"not_run", 0, "skipped by the contract: " + skip->second};
+    else if (m != Mode::Eager)
+      r.modes[m] = {"not_run", 0, "this version of opcontract has no " + std::string(to_string(m)) +
+                                      " runner yet"};
+  }
+  try {
+    const SourceLoc& where = target == contract.port ? contract.port_loc : contract.op_loc;
+    const OpBinding op = bind_op(target, target == contract.op ? contract.overload : "", where);
+    if (auto f = check_schema(contract, op.handle.schema()))
+      r.findings.push_back({f->clause, "", f->message});
+
+    std::vector<int> branch_hits(contract.branches.size(), 0);
+    const bool eager = !contract.skip.count(Mode::Eager);
+    if (eager) {
+      auto contract_ptr = std::make_shared<const Contract>(contract);
+      const rc::Gen<Case> gen = case_gen(contract_ptr);
+      rc::Random master(options.seed);
+      std::set<std::string> seen;
+      for (int i = 0; i < options.cases; ++i) {
+        rc::Shrinkable<Case> s = gen(master.split(), i % 101);
+        const Case c = s.value();
+        ++r.cases;
+        const CaseFacts facts(c, contract);
+        for (size_t b = 0; b < contract.branches.size(); ++b)
+          branch_hits[b] += contract.branches[b].expr.eval(facts.input()) != 0;
+        for (Finding& f : eager_findings(op, *contract_ptr, c)) {
+          if (!seen.insert(f.clause).second) continue;
+          ContractFinding cf = shrink(op, *contract_ptr, s, std::move(f), options.max_shrink_runs);
+          cf.mode = "eager";
+          cf.cases_tried = i + 1;
+          r.findings.push_back(std::move(cf));
+        }
+      }
+      r.modes[Mode::Eager] = {seen.empty() ? "pass" : "fail", r.cases, ""};
+      for (size_t b = 0; b < contract.branches.size(); ++b) {
+        r.branches.emplace_back(contract.branches[b].name, branch_hits[b]);
+        if (branch_hits[b] == 0)
+          r.findings.push_back({"branches", "", "branch '" + contract.branches[b].name + "' (" +
+                                                    contract.branches[b].expr.text() +
+                                                    ") was never hit in " + std::to_string(r.cases) +
+                                                    " cases: widen the dims or add a favor: value"});
+      }
+    }
+    r.verdict = r.findings.empty() ? "pass" : "fail";
+  } catch (const ContractError& e) {
+    r.verdict = "error";
+    r.error = e.what();
+  } catch (const rc::GenerationFailure& e) {
+    r.verdict = "error";
+    r.error = contract.file + ": no case meets the constraints and requires (" + e.what() +
+              "); loosen them or widen the dims";
+  } catch (const EvalError& e) {
+    r.verdict = "error";
+    r.error = contract.file + ": a contract expression failed: " + e.what();
+  } catch (const std::exception& e) {
+    r.verdict = "error";
+    r.error = contract.file + ": " + e.what();
+  }
+  return r;
+}
+
+}  // namespace opc

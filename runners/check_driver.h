@@ -1,0 +1,68 @@
+// Checks one contract against one op: generates cases, runs each mode, asks the
+// oracles, shrinks every new kind of finding to a minimal case.
+//
+//   CheckOptions opt;  opt.cases = 100;  opt.seed = 7;
+//   ContractResult r = check_contract(contract, "opc_vllm::rms_norm", opt);
+//   r.verdict  // "pass", "fail" or "error"
+//
+// Deterministic: the same contract, target, seed and case count give the same cases,
+// findings and shrunk cases, on every machine.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "contracts/contract.h"
+#include "generators/case.h"
+
+namespace opc {
+
+inline constexpr uint64_t kDefaultSeed = 20261202;
+
+struct CheckOptions {
+  int cases = 100;
+  uint64_t seed = kDefaultSeed;
+  int max_shrink_runs = 2000;  // op calls one shrink may spend
+};
+
+struct ModeResult {
+  std::string status;  // pass | fail | not_run
+  int cases = 0;
+  std::string reason;  // why not run
+};
+
+struct ContractFinding {
+  std::string clause;
+  std::string mode;     // "" for static clauses (schema, branches)
+  std::string message;  // about the minimal case
+  bool has_case = false;
+  Case minimal;
+  int cases_tried = 0;  // cases generated up to and including the first failing one
+  int shrink_steps = 0;
+};
+
+struct ContractResult {
+  std::string file, op, target;
+  std::string verdict;  // pass | fail | error
+  std::string error;    // with verdict "error"
+  uint64_t seed = 0;
+  int cases = 0;
+  std::map<Mode, ModeResult> modes;
+  std::vector<std::pair<std::string, int>> branches;  // name, hits
+  std::vector<ContractFinding> findings;
+};
+
+struct OpBinding;
+struct Finding;
+// One whole eager case: materialise, call, and every eager oracle's findings.
+std::vector<Finding> eager_findings(const OpBinding& op, const Contract& contract, const Case& c);
+
+ContractResult check_contract(const Contract& contract, const std::string& target,
+                              const CheckOptions& options);
+
+// The clauses that found something, sorted and unique.
+std::vector<std::string> found_clauses(const ContractResult& r);
+
+}  // namespace opc

@@ -1,0 +1,149 @@
+#include "runners/materialize.h"
+
+#include <c10/util/Float8_e4m3fn.h>
+
+#include <cstring>
+
+namespace opc {
+namespace {
+
+// splitmix64: fast, good enough for test data, and identical on every machine.
+struct Rng {
+  uint64_t s;
+  uint64_t next() {
+    uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  double uniform01() { return (next() >> 11) * 0x1.0p-53; }
+};
+
+template <class T>
+void fill_with(T* p, int64_t n, Rng& rng, const ValueDist& dist, int64_t lo, int64_t hi) {
+  for (int64_t i = 0; i < n; ++i) {
+    double v = 0;
+    switch (dist.kind) {
+      case ValueDist::Kind::Normal:
+        // Irwin-Hall with four terms: mean 0, unit variance, cheap.
+        v = (rng.uniform01() + rng.uniform01() + rng.uniform01() + rng.uniform01() - 2.0) *
+            1.7320508075688772;
+        break;
+      case ValueDist::Kind::Uniform: v = lo + (hi - lo) * rng.uniform01(); break;
+      case ValueDist::Kind::Ints:
+        v = static_cast<double>(lo + static_cast<int64_t>(rng.next() % static_cast<uint64_t>(hi - lo + 1)));
+        break;
+    }
+    if constexpr (std::is_integral_v<T>) {
+      if (dist.kind == ValueDist::Kind::Normal) v *= 8;  // small ints around 0
+      if constexpr (std::is_same_v<T, bool>) p[i] = v > 0;
+      else if constexpr (std::is_unsigned_v<T>) p[i] = static_cast<T>(static_cast<int64_t>(std::abs(v)));
+      else p[i] = static_cast<T>(static_cast<int64_t>(v));
+    } else {
+      p[i] = static_cast<T>(static_cast<float>(v));
+    }
+  }
+}
+
+void fill_values(at::Tensor& flat, int64_t first, int64_t n, Rng& rng, const ValueDist& dist,
+                 const EvalInput& in) {
+  const int64_t lo = dist.kind == ValueDist::Kind::Normal ? 0 : dist.lo.eval(in);
+  const int64_t hi = dist.kind == ValueDist::Kind::Normal ? 0 : dist.hi.eval(in);
+  if (dist.kind == ValueDist::Kind::Ints && hi < lo)
+    throw EvalError("values: ints range [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                    "] is empty");
+  switch (flat.scalar_type()) {
+#define OPC_FILL(type, name) \
+  case c10::ScalarType::name: return fill_with(flat.data_ptr<type>() + first, n, rng, dist, lo, hi);
+    OPC_FILL(float, Float)
+    OPC_FILL(double, Double)
+    OPC_FILL(c10::Half, Half)
+    OPC_FILL(c10::BFloat16, BFloat16)
+    OPC_FILL(c10::Float8_e4m3fn, Float8_e4m3fn)
+    OPC_FILL(int64_t, Long)
+    OPC_FILL(int32_t, Int)
+    OPC_FILL(int16_t, Short)
+    OPC_FILL(int8_t, Char)
+    OPC_FILL(uint8_t, Byte)
+    OPC_FILL(bool, Bool)
+#undef OPC_FILL
+    default: TORCH_CHECK(false, "no value fill for dtype ", flat.scalar_type());
+  }
+}
+
+void fill_sentinel(const at::Tensor& region) {
+  if (region.numel() == 0) return;
+  const std::vector<uint8_t> bytes = sentinel_bytes(region.scalar_type());
+  at::Tensor one = at::empty({1}, region.options());
+  std::memcpy(one.data_ptr(), bytes.data(), bytes.size());
+  region.copy_(one.expand(region.sizes()));
+}
+
+}  // namespace
+
+std::vector<uint8_t> sentinel_bytes(c10::ScalarType dtype) {
+  auto le = [](uint64_t bits, size_t n) {
+    std::vector<uint8_t> b(n);
+    for (size_t i = 0; i < n; ++i) b[i] = static_cast<uint8_t>(bits >> (8 * i));
+    return b;
+  };
+  switch (dtype) {
+    case c10::ScalarType::Float: return le(0x7FA5A5A5u, 4);
+    case c10::ScalarType::Double: return le(0x7FF5A5A5A5A5A5A5ull, 8);
+    case c10::ScalarType::Half: return le(0x7DA5u, 2);
+    case c10::ScalarType::BFloat16: return le(0x7FA5u, 2);
+    case c10::ScalarType::Float8_e4m3fn: return {0x7F};
+    default: return std::vector<uint8_t>(c10::elementSize(dtype), 0xA5);
+  }
+}
+
+at::Tensor region_of(const at::Tensor& view, const Region& region, const EvalInput& in) {
+  at::Tensor r = view;
+  if (region.all) return r;
+  for (size_t d = 0; d < region.dims.size() && d < static_cast<size_t>(view.dim()); ++d) {
+    const int64_t size = view.size(d);
+    auto bound = [&](const std::optional<Expr>& e, int64_t dflt) {
+      int64_t v = e ? e->eval(in) : dflt;
+      if (v < 0) v += size;  // Python's negative indices
+      return std::clamp<int64_t>(v, 0, size);
+    };
+    const int64_t start = bound(region.dims[d].start, 0);
+    const int64_t stop = std::max(start, bound(region.dims[d].stop, size));
+    r = r.slice(static_cast<int64_t>(d), start, stop);
+  }
+  return r;
+}
+
+Materialized materialize(const Case& c, const Contract& contract, const CaseFacts& facts) {
+  Materialized m;
+  m.args.reserve(contract.args.size());
+  const EvalInput in = facts.input();
+  for (const auto& a : contract.args) {
+    if (!a.is_tensor) {
+      std::visit([&](const auto& v) { m.args.emplace_back(v); }, std::get<ScalarValue>(c.args[a.index]));
+      continue;
+    }
+    const TensorCase& t = std::get<TensorCase>(c.args[a.index]);
+    if (t.none) {
+      m.args.emplace_back();
+      continue;
+    }
+    const Geometry& g = facts.geometry(a.index);
+    at::Tensor storage = at::empty({kGuardElems + g.storage_elems + kGuardElems},
+                                   at::TensorOptions().dtype(t.dtype));
+    const size_t item = storage.element_size();
+    auto* bytes = static_cast<uint8_t*>(storage.data_ptr());
+    std::memset(bytes, kGuardByte, kGuardElems * item);
+    std::memset(bytes + (kGuardElems + g.storage_elems) * item, kGuardByte, kGuardElems * item);
+    Rng rng{c.data_seed ^ (0xD1B54A32D192ED03ull * static_cast<uint64_t>(a.index + 1))};
+    fill_values(storage, kGuardElems, g.storage_elems, rng, a.values, in);
+    at::Tensor view = storage.as_strided(g.sizes, g.strides, kGuardElems + g.offset);
+    if (const MutateSpec* ms = contract.mutate_spec(a.index); ms && ms->sentinel)
+      fill_sentinel(region_of(view, ms->writes, in));
+    m.args.emplace_back(view);
+    m.tensors.push_back({a.index, storage, view});
+  }
+  return m;
+}
+
+}  // namespace opc

@@ -1,0 +1,46 @@
+// Turns a Case into real tensors, each a view inside a larger guarded storage.
+//
+//   Materialized m = materialize(case, contract, facts);
+//   m.args          // IValues in schema order, ready for a boxed call
+//   m.tensors[i]    // per tensor argument: its storage (guards included) and its view
+//
+// Storage layout of every tensor argument, in elements:
+//   [ guard | base of the layout (the view and any gaps of narrow/row_strided) | guard ]
+// Guards hold kGuardByte; the base holds values drawn from the contract's distribution
+// with the case's data seed; a mutated argument with `sentinel: true` has its declared
+// region filled with the dtype's sentinel, so an element the op never writes shows.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <vector>
+
+#include "generators/case.h"
+#include "generators/layout.h"
+
+namespace opc {
+
+inline constexpr int64_t kGuardElems = 16;
+inline constexpr uint8_t kGuardByte = 0xA5;
+
+struct TensorArg {
+  int arg = 0;          // schema index
+  at::Tensor storage;   // flat, 1-D, guards included
+  at::Tensor view;      // what the op receives
+};
+
+struct Materialized {
+  std::vector<c10::IValue> args;
+  std::vector<TensorArg> tensors;  // tensor arguments that are not None, schema order
+};
+
+Materialized materialize(const Case& c, const Contract& contract, const CaseFacts& facts);
+
+// The sentinel's bytes for a dtype (a NaN payload for floats): what an unwritten output
+// element still holds after the call.
+std::vector<uint8_t> sentinel_bytes(c10::ScalarType dtype);
+
+// The part of `view` a Region names, evaluated on the case's facts.
+at::Tensor region_of(const at::Tensor& view, const Region& region, const EvalInput& in);
+
+}  // namespace opc

@@ -1,0 +1,67 @@
+// mutation: arguments the schema does not mark mutable must come back bit for bit.
+#include "runners/oracles/oracles.h"
+#include "runners/oracles/storage_diff.h"
+
+namespace opc {
+namespace {
+
+std::string list(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+// What about a tensor's identity changed, or "" when nothing did.
+std::string metadata_change(const TensorMeta& b, const TensorMeta& a) {
+  std::string s;
+  auto add = [&](const std::string& what) { s += (s.empty() ? "" : "; ") + what; };
+  if (b.sizes != a.sizes) add("sizes " + list(b.sizes) + " -> " + list(a.sizes));
+  if (b.strides != a.strides) add("strides " + list(b.strides) + " -> " + list(a.strides));
+  if (b.storage_offset != a.storage_offset)
+    add("storage offset " + std::to_string(b.storage_offset) + " -> " + std::to_string(a.storage_offset));
+  if (b.dtype != a.dtype) add("dtype changed");
+  if (b.storage != a.storage) add("it was re-pointed to another storage");
+  else if (b.data != a.data) add("its storage was reallocated");
+  return s;
+}
+
+}  // namespace
+
+std::vector<Finding> check_mutation(const OracleInput& in) {
+  std::vector<Finding> out;
+  for (const ArgObservation& a : in.obs.tensors) {
+    const ArgSpec& spec = in.contract.args[a.arg];
+    const std::string meta = metadata_change(a.before, a.after);
+    if (!meta.empty()) {
+      out.push_back({"mutation", "argument '" + spec.name + "' " +
+                                     (spec.mutable_ ? "is mutable, but the contract does not let "
+                                                      "the op resize or re-point it: "
+                                                    : "is not mutable in the schema, yet its "
+                                                      "metadata changed: ") +
+                                     meta});
+      continue;
+    }
+    if (spec.mutable_) continue;
+    const std::vector<int64_t> changed = changed_elements(a);
+    if (changed.empty()) continue;
+    const std::vector<uint8_t> mask = footprint(a.view, a.storage);
+    int64_t inside = 0, first = -1;
+    for (int64_t e : changed)
+      if (mask[e]) {
+        ++inside;
+        if (first < 0) first = e;
+      }
+    if (inside == 0) continue;  // writes outside the view are extent's
+    out.push_back({"mutation", "argument '" + spec.name +
+                                   "' is not mutable in the schema (no Tensor! annotation), but "
+                                   "the op changed " + std::to_string(inside) + " of its " +
+                                   std::to_string(a.view.numel()) + " elements (first at " +
+                                   view_index(a.view, a.storage, first) + ": " +
+                                   change_text(a, first) +
+                                   "). Functionalization and reinplacing assume it is unchanged; "
+                                   "declare it mutable (Tensor!) or write a copy."});
+  }
+  return out;
+}
+
+}  // namespace opc

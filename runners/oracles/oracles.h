@@ -1,0 +1,48 @@
+// The oracles: pure functions from an observation to findings, one file per clause.
+//
+//   OracleInput in{contract, facts, obs};
+//   for (Finding& f : check_alias(in)) ...
+//
+// An oracle never calls the op and never touches a device; it reads the observation
+// (CPU bytes and metadata) and the contract. Each message says what broke, where, and
+// what the consequence is, so a finding reads on its own.
+#pragma once
+
+#include <ATen/core/function_schema.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "contracts/contract.h"
+#include "generators/layout.h"
+#include "runners/observation.h"
+
+namespace opc {
+
+struct Finding {
+  std::string clause;
+  std::string message;
+};
+
+struct OracleInput {
+  const Contract& contract;
+  const CaseFacts& facts;
+  const Observation& obs;
+};
+
+// alias: a return shares a StorageImpl (PyTorch's rule) or overlapping bytes with an
+// input or another return without a matching alias annotation; a return that is an input.
+std::vector<Finding> check_alias(const OracleInput& in);
+// mutation: a non-mutable argument's bytes (bitwise) or metadata changed; a mutable one
+// was resized or re-pointed.
+std::vector<Finding> check_mutation(const OracleInput& in);
+// write: a declared output region kept the sentinel, or bytes of the view outside the
+// declared region changed when the contract says `rest: untouched`.
+std::vector<Finding> check_write(const OracleInput& in);
+// extent: bytes of a tensor's storage outside its view (guards, gaps) changed.
+std::vector<Finding> check_extent(const OracleInput& in);
+// schema: the registered schema differs from the contract's, alias annotations included.
+std::optional<Finding> check_schema(const Contract& contract, const c10::FunctionSchema& registered);
+
+}  // namespace opc

@@ -1,0 +1,103 @@
+// Test ops for the oracles: each planted violation next to a clean twin with the same
+// schema. tests/contracts/*.yaml states the contracts, listing the planted ops under
+// `regressions:` with the one clause that must catch each.
+#include <ATen/ATen.h>
+#include <torch/library.h>
+
+namespace {
+
+at::Tensor fresh_copy(const at::Tensor& x) { return x.clone(); }
+at::Tensor returns_input(const at::Tensor& x) { return x; }
+at::Tensor returns_view(const at::Tensor& x) { return x.narrow(0, 0, x.size(0) / 2 + (x.size(0) % 2)); }
+// A different StorageImpl over x's own bytes: PyTorch's same-storage rule misses it.
+at::Tensor returns_from_blob(const at::Tensor& x) {
+  return at::from_blob(x.data_ptr(), x.sizes(), x.strides(), x.options());
+}
+at::Tensor throws_when_empty(const at::Tensor& x) {
+  TORCH_CHECK(x.numel() > 0, "empty input not supported");
+  return x.clone();
+}
+
+std::tuple<at::Tensor, at::Tensor> two_fresh(const at::Tensor& x) { return {x.clone(), x.clone()}; }
+// Two returns cut from one fresh buffer: they share a StorageImpl.
+std::tuple<at::Tensor, at::Tensor> two_of_one_buffer(const at::Tensor& x) {
+  at::Tensor both = at::cat({x, x}, 0);
+  return {both.narrow(0, 0, x.size(0)), both.narrow(0, x.size(0), x.size(0))};
+}
+
+at::Tensor doubled(const at::Tensor& x) { return x * 2; }
+at::Tensor doubles_in_place(const at::Tensor& x) {
+  const_cast<at::Tensor&>(x).mul_(2);
+  return x.clone();
+}
+at::Tensor resizes_input(const at::Tensor& x) {
+  at::Tensor out = x.clone();
+  const_cast<at::Tensor&>(x).resize_({0});
+  return out;
+}
+
+void copy_into(at::Tensor& out, const at::Tensor& x) { out.copy_(x); }
+// Writes only the first half of the rows: the rest keep whatever the caller had.
+void copy_into_half(at::Tensor& out, const at::Tensor& x) {
+  const int64_t half = x.size(0) / 2;
+  out.narrow(0, 0, half).copy_(x.narrow(0, 0, half));
+}
+// The "phantom tensor": the result goes to a temporary, never to the caller's buffer.
+void copy_into_temporary(at::Tensor& out, const at::Tensor& x) {
+  at::Tensor tmp = at::empty_like(out);
+  tmp.copy_(x);
+}
+// Correct values, plus one element written just past the view's last element.
+void copy_into_one_past_end(at::Tensor& out, const at::Tensor& x) {
+  out.copy_(x);
+  if (out.numel() == 0) return;
+  int64_t last = 0;
+  for (int64_t d = 0; d < out.dim(); ++d) last += (out.size(d) - 1) * out.stride(d);
+  at::Tensor flat = out.as_strided({1}, {1}, out.storage_offset() + last + 1);
+  flat.fill_(0);
+}
+// The schema forgets the `!`: same body as copy_into.
+void copy_into_unannotated(const at::Tensor& out, const at::Tensor& x) {
+  const_cast<at::Tensor&>(out).copy_(x);
+}
+
+// out has padding rows after the first x.size(0) ones; only the first are the op's.
+void copy_prefix(at::Tensor& out, const at::Tensor& x) { out.narrow(0, 0, x.size(0)).copy_(x); }
+void copy_prefix_zeroes_padding(at::Tensor& out, const at::Tensor& x) {
+  copy_prefix(out, x);
+  out.narrow(0, x.size(0), out.size(0) - x.size(0)).zero_();
+}
+
+}  // namespace
+
+TORCH_LIBRARY(opc_test, m) {
+  for (const char* name : {"fresh_copy", "returns_input", "returns_view", "returns_from_blob",
+                           "throws_when_empty", "doubled", "doubles_in_place", "resizes_input"})
+    m.def(std::string(name) + "(Tensor x) -> Tensor");
+  m.def("two_fresh(Tensor x) -> (Tensor, Tensor)");
+  m.def("two_of_one_buffer(Tensor x) -> (Tensor, Tensor)");
+  for (const char* name : {"copy_into", "copy_into_half", "copy_into_temporary",
+                           "copy_into_one_past_end", "copy_prefix", "copy_prefix_zeroes_padding"})
+    m.def(std::string(name) + "(Tensor! out, Tensor x) -> ()");
+  m.def("copy_into_unannotated(Tensor out, Tensor x) -> ()");
+}
+
+TORCH_LIBRARY_IMPL(opc_test, CPU, m) {
+  m.impl("fresh_copy", &fresh_copy);
+  m.impl("returns_input", &returns_input);
+  m.impl("returns_view", &returns_view);
+  m.impl("returns_from_blob", &returns_from_blob);
+  m.impl("throws_when_empty", &throws_when_empty);
+  m.impl("doubled", &doubled);
+  m.impl("doubles_in_place", &doubles_in_place);
+  m.impl("resizes_input", &resizes_input);
+  m.impl("two_fresh", &two_fresh);
+  m.impl("two_of_one_buffer", &two_of_one_buffer);
+  m.impl("copy_into", &copy_into);
+  m.impl("copy_into_half", &copy_into_half);
+  m.impl("copy_into_temporary", &copy_into_temporary);
+  m.impl("copy_into_one_past_end", &copy_into_one_past_end);
+  m.impl("copy_into_unannotated", &copy_into_unannotated);
+  m.impl("copy_prefix", &copy_prefix);
+  m.impl("copy_prefix_zeroes_padding", &copy_prefix_zeroes_padding);
+}

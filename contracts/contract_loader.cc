@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "contracts/annotations.h"
 #include "contracts/clauses.h"
 #include "contracts/suggest.h"
 
@@ -224,6 +225,7 @@ void Loader::load_values(const YAML::Node& map, bool is_context, Contract& c) {
 void Loader::load_args(const YAML::Node& map, Contract& c) {
   Fields f(*this, map, "args");
   const auto& sargs = c.schema->arguments();
+  const Annotations annotations = annotations_of(*c.schema);
   // Tensor names must be known before any expression that mentions them compiles.
   for (size_t i = 0; i < sargs.size(); ++i) {
     const c10::Argument& sa = sargs[i];
@@ -234,7 +236,7 @@ void Loader::load_args(const YAML::Node& map, Contract& c) {
     a.is_tensor = t->kind() == c10::TypeKind::TensorType;
     if (auto opt = t->cast<c10::OptionalType>())
       if (opt->getElementType()->kind() == c10::TypeKind::TensorType) a.is_tensor = a.optional = true;
-    a.mutable_ = sa.alias_info() && sa.alias_info()->isWrite();
+    a.mutable_ = annotations.mutable_arg[i];
     if (std::find(c.scope.values.begin(), c.scope.values.end(), a.name) != c.scope.values.end())
       fail(map, "argument '" + a.name + "' has the same name as a dim or context value");
     if (a.is_tensor) {
@@ -396,19 +398,10 @@ int Loader::arg_index(const YAML::Node& n, const Contract& c, const std::string&
 
 void Loader::load_aliasing(const YAML::Node& n, Contract& c) {
   const auto& rets = c.schema->returns();
-  const auto& sargs = c.schema->arguments();
   // The schema's annotations decide what a return may alias; the contract must state
   // the same thing, so a reader of either sees the truth.
-  for (size_t r = 0; r < rets.size(); ++r) {
-    const c10::AliasInfo* ra = rets[r].alias_info();
-    if (!ra) continue;
-    for (size_t i = 0; i < sargs.size(); ++i) {
-      const c10::AliasInfo* aa = sargs[i].alias_info();
-      if (!aa) continue;
-      for (const auto& set : ra->beforeSets())
-        if (aa->beforeSets().count(set)) c.returns[r].aliases = static_cast<int>(i);
-    }
-  }
+  const Annotations schema_says = annotations_of(*c.schema);
+  for (size_t r = 0; r < rets.size(); ++r) c.returns[r].aliases = schema_says.return_alias[r];
   if (!n) return;
   Fields f(*this, n, "aliasing");
   if (YAML::Node in = f.take("inputs"))

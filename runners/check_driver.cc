@@ -20,7 +20,7 @@ std::vector<Finding> eager_findings(const OpBinding& op, const Contract& contrac
   if (obs.threw)
     return {{"crash", "the op threw on a case that meets the contract's constraints and "
                       "requires: " + obs.error}};
-  const OracleInput in{contract, facts, obs};
+  const OracleInput in{contract, op.annotations, facts, obs};
   std::vector<Finding> out;
   for (auto check : {check_alias, check_mutation, check_write, check_extent})
     for (Finding& f : check(in)) out.push_back(std::move(f));
@@ -28,6 +28,20 @@ std::vector<Finding> eager_findings(const OpBinding& op, const Contract& contrac
 }
 
 namespace {
+
+// Cases are built from the contract's schema: they fit the registered op only when the
+// argument and return types agree (annotations may differ; the schema clause says so).
+std::string unfit_reason(const c10::FunctionSchema& want, const c10::FunctionSchema& got) {
+  auto types = [](const std::vector<c10::Argument>& v) {
+    std::vector<std::string> t;
+    for (const auto& a : v) t.push_back(a.type()->str());
+    return t;
+  };
+  if (types(want.arguments()) != types(got.arguments()) || types(want.returns()) != types(got.returns()))
+    return "the registered schema's argument or return types differ from the contract's, so "
+           "no case fits it (see the schema finding)";
+  return "";
+}
 
 const Finding* find_clause(const std::vector<Finding>& fs, const std::string& clause) {
   for (const Finding& f : fs)
@@ -91,8 +105,10 @@ ContractResult check_contract(const Contract& contract, const std::string& targe
       r.findings.push_back({f->clause, "", f->message});
 
     std::vector<int> branch_hits(contract.branches.size(), 0);
-    const bool eager = !contract.skip.count(Mode::Eager);
-    if (eager) {
+    const std::string unfit = unfit_reason(*contract.schema, op.handle.schema());
+    if (!unfit.empty() && !contract.skip.count(Mode::Eager))
+      r.modes[Mode::Eager] = {"not_run", 0, unfit};
+    if (unfit.empty() && !contract.skip.count(Mode::Eager)) {
       auto contract_ptr = std::make_shared<const Contract>(contract);
       const rc::Gen<Case> gen = case_gen(contract_ptr);
       rc::Random master(options.seed);

@@ -35,7 +35,7 @@ OpBinding bind_op(const std::string& qualname, const std::string& overload,
     msg += "; load the library that defines it with --load LIB.so";
     throw ContractError(where, msg);
   }
-  return {full, *handle};
+  return {full, *handle, annotations_of(handle->schema())};
 }
 
 }  // namespace opc

@@ -11,6 +11,7 @@
 
 #include <string>
 
+#include "contracts/annotations.h"
 #include "contracts/contract.h"
 
 namespace opc {
@@ -18,6 +19,7 @@ namespace opc {
 struct OpBinding {
   std::string name;  // qualified, with ".overload" when there is one
   c10::OperatorHandle handle;
+  Annotations annotations;  // of the registered schema
 };
 
 // The op to check: --target when given, else the contract's `op` when registered,

@@ -48,7 +48,7 @@ std::vector<Finding> check_alias(const OracleInput& in) {
   for (size_t r = 0; r < rets.size(); ++r) {
     if (!rets[r].is_tensor || !rets[r].value.defined()) continue;
     const TensorMeta& rm = rets[r].meta;
-    const int allowed = r < in.contract.returns.size() ? in.contract.returns[r].aliases : -1;
+    const int allowed = r < in.registered.return_alias.size() ? in.registered.return_alias[r] : -1;
     const std::string ret = "return " + std::to_string(r);
     for (const ArgObservation& a : in.obs.tensors) {
       if (a.arg == allowed) continue;
@@ -72,7 +72,7 @@ std::vector<Finding> check_alias(const OracleInput& in) {
     }
     for (size_t q = 0; q < r; ++q) {
       if (!rets[q].is_tensor || !rets[q].value.defined()) continue;
-      const int other = q < in.contract.returns.size() ? in.contract.returns[q].aliases : -1;
+      const int other = q < in.registered.return_alias.size() ? in.registered.return_alias[q] : -1;
       if (allowed >= 0 && allowed == other) continue;  // both views of one annotated input
       const bool same = rets[q].meta.storage == rm.storage;
       if (same || overlap(byte_span(rets[q].value), byte_span(rets[r].value)))

@@ -31,17 +31,18 @@ std::vector<Finding> check_mutation(const OracleInput& in) {
   std::vector<Finding> out;
   for (const ArgObservation& a : in.obs.tensors) {
     const ArgSpec& spec = in.contract.args[a.arg];
+    const bool is_mutable = in.registered.mutable_arg[a.arg];
     const std::string meta = metadata_change(a.before, a.after);
     if (!meta.empty()) {
       out.push_back({"mutation", "argument '" + spec.name + "' " +
-                                     (spec.mutable_ ? "is mutable, but the contract does not let "
+                                     (is_mutable ? "is mutable, but the contract does not let "
                                                       "the op resize or re-point it: "
                                                     : "is not mutable in the schema, yet its "
                                                       "metadata changed: ") +
                                      meta});
       continue;
     }
-    if (spec.mutable_) continue;
+    if (is_mutable) continue;
     const std::vector<int64_t> changed = changed_elements(a);
     if (changed.empty()) continue;
     const std::vector<uint8_t> mask = footprint(a.view, a.storage);

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "contracts/annotations.h"
 #include "contracts/contract.h"
 #include "generators/layout.h"
 #include "runners/observation.h"
@@ -27,6 +28,7 @@ struct Finding {
 
 struct OracleInput {
   const Contract& contract;
+  const Annotations& registered;  // of the op under test
   const CaseFacts& facts;
   const Observation& obs;
 };

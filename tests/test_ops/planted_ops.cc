@@ -71,14 +71,22 @@ void copy_prefix_zeroes_padding(at::Tensor& out, const at::Tensor& x) {
 }  // namespace
 
 TORCH_LIBRARY(opc_test, m) {
-  for (const char* name : {"fresh_copy", "returns_input", "returns_view", "returns_from_blob",
-                           "throws_when_empty", "doubled", "doubles_in_place", "resizes_input"})
-    m.def(std::string(name) + "(Tensor x) -> Tensor");
+  m.def("fresh_copy(Tensor x) -> Tensor");
+  m.def("returns_input(Tensor x) -> Tensor");
+  m.def("returns_view(Tensor x) -> Tensor");
+  m.def("returns_from_blob(Tensor x) -> Tensor");
+  m.def("throws_when_empty(Tensor x) -> Tensor");
+  m.def("doubled(Tensor x) -> Tensor");
+  m.def("doubles_in_place(Tensor x) -> Tensor");
+  m.def("resizes_input(Tensor x) -> Tensor");
   m.def("two_fresh(Tensor x) -> (Tensor, Tensor)");
   m.def("two_of_one_buffer(Tensor x) -> (Tensor, Tensor)");
-  for (const char* name : {"copy_into", "copy_into_half", "copy_into_temporary",
-                           "copy_into_one_past_end", "copy_prefix", "copy_prefix_zeroes_padding"})
-    m.def(std::string(name) + "(Tensor! out, Tensor x) -> ()");
+  m.def("copy_into(Tensor! out, Tensor x) -> ()");
+  m.def("copy_into_half(Tensor! out, Tensor x) -> ()");
+  m.def("copy_into_temporary(Tensor! out, Tensor x) -> ()");
+  m.def("copy_into_one_past_end(Tensor! out, Tensor x) -> ()");
+  m.def("copy_prefix(Tensor! out, Tensor x) -> ()");
+  m.def("copy_prefix_zeroes_padding(Tensor! out, Tensor x) -> ()");
   m.def("copy_into_unannotated(Tensor out, Tensor x) -> ()");
 }
 

@@ -10,6 +10,7 @@
 
 #include "generators/case_gen.h"
 #include "generators/layout.h"
+#include "generators/shrink.h"
 #include "runners/eager_runner.h"
 #include "runners/oracles/oracles.h"
 
@@ -49,29 +50,21 @@ const Finding* find_clause(const std::vector<Finding>& fs, const std::string& cl
   return nullptr;
 }
 
-// Greedy descent through the shrink tree, as RapidCheck does: take the first simpler case
-// that still fails the same clause, until none does or the budget is spent.
+// Shrinks a failing case while the same clause keeps failing, so one bug does not
+// slide into another on the way down.
 ContractFinding shrink(const OpBinding& op, const Contract& contract,
                        rc::Shrinkable<Case> failing, Finding first, int budget) {
   ContractFinding f;
   f.clause = first.clause;
   f.message = std::move(first.message);
-  int runs = 0;
-  for (bool progressed = true; progressed && runs < budget;) {
-    progressed = false;
-    for (auto seq = failing.shrinks(); auto child = seq.next();) {
-      if (++runs > budget) break;
-      const std::vector<Finding> fs = eager_findings(op, contract, child->value());
-      if (const Finding* same = find_clause(fs, f.clause)) {
-        f.message = same->message;
-        failing = std::move(*child);
-        ++f.shrink_steps;
-        progressed = true;
-        break;
-      }
-    }
-  }
-  f.minimal = failing.value();
+  auto r = shrink_while(std::move(failing), [&](const Case& c) {
+    const std::vector<Finding> fs = eager_findings(op, contract, c);
+    const Finding* same = find_clause(fs, f.clause);
+    if (same) f.message = same->message;
+    return same != nullptr;
+  }, budget);
+  f.minimal = r.minimal.value();
+  f.shrink_steps = r.steps;
   f.has_case = true;
   return f;
 }

@@ -4,6 +4,7 @@
 #include <torch/csrc/jit/frontend/function_schema_parser.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -42,6 +43,19 @@ class Loader {
     Fields(const Loader& l, const YAML::Node& map, std::string where) : l_(l), map_(map),
         where_(std::move(where)) {
       if (!map.IsMap()) l.fail(map, where_ + " must be a mapping");
+      // yaml-cpp keeps duplicate keys but map[key] sees only the first: refuse them.
+      std::set<std::string> seen;
+      for (const auto& kv : map)
+        if (!seen.insert(kv.first.Scalar()).second)
+          l.fail(kv.first, "key '" + kv.first.Scalar() + "' appears twice in " + where_);
+    }
+    // Rejects unknown keys now, before anything is loaded, so that a misspelt optional
+    // section ("dim:") is reported as such rather than as the names it failed to declare.
+    void allow(const std::vector<std::string>& keys) {
+      known_ = keys;
+      done();
+      known_.clear();
+      allowed_ = keys;
     }
     YAML::Node take(const std::string& key) {
       known_.push_back(key);
@@ -49,7 +63,17 @@ class Loader {
     }
     YAML::Node need(const std::string& key) {
       YAML::Node n = take(key);
-      if (!n) l_.fail(map_, "missing key '" + key + "' in " + where_);
+      if (!n) {
+        // A misspelling of the missing key is the likelier mistake: point at it.
+        for (const auto& kv : map_) {
+          const std::string k = kv.first.Scalar();
+          if (std::find(allowed_.begin(), allowed_.end(), k) != allowed_.end()) continue;
+          if (!closest_names(k, {key}, 1).empty())
+            l_.fail(kv.first, "unknown key '" + k + "' in " + where_ + "; did you mean '" + key +
+                                  "'? (" + where_ + " needs '" + key + "')");
+        }
+        l_.fail(map_, "missing key '" + key + "' in " + where_);
+      }
       return n;
     }
     void done() {
@@ -73,6 +97,7 @@ class Loader {
     YAML::Node map_;
     std::string where_;
     std::vector<std::string> known_;
+    std::vector<std::string> allowed_;  // from allow(): keys that are known though not yet taken
   };
 
   std::string scalar(const YAML::Node& n, const std::string& what) const {
@@ -122,6 +147,9 @@ Contract Loader::load(const YAML::Node& root) {
   c.file = file_;
   if (!root || root.IsNull()) throw ContractError({file_, 0, 0}, "the contract is empty");
   Fields f(*this, root, "the contract");
+  f.allow({"op", "overload", "port", "upstream", "schema", "context", "dims", "args",
+           "constraints", "requires", "branches", "aliasing", "returns", "mutates", "skip",
+           "modes", "regressions"});
 
   YAML::Node op = f.need("op");
   c.op = scalar(op, "op");
@@ -142,10 +170,23 @@ Contract Loader::load(const YAML::Node& root) {
   try {
     c.schema = std::make_shared<c10::FunctionSchema>(torch::jit::parseSchema(c.schema_text));
   } catch (const std::exception& e) {
-    // PyTorch's message spans lines with a caret diagram; its first line says what.
-    std::string why = e.what();
-    why = why.substr(0, why.find('\n'));
-    fail(schema, "PyTorch's schema parser rejects this schema: " + why);
+    // PyTorch's message spans lines with a caret diagram; its first nonblank line says
+    // what (some messages start with a newline), and the diagram's '~' marks where.
+    const std::string full = e.what();
+    const size_t first = std::min(full.find_first_not_of("\n"), full.size());
+    std::string why = full.substr(first, full.find('\n', first) - first);
+    while (!why.empty() && (why.back() == ' ' || why.back() == ':')) why.pop_back();
+    SourceLoc at = loc(schema);
+    if (schema.Tag() == "!") at = at.shifted(1);
+    const size_t here = full.find("<--- HERE");
+    const size_t caret_line = here == std::string::npos ? 0 : full.rfind('\n', here) + 1;
+    if (caret_line > 1) {  // the line above the carets must be the schema itself
+      const size_t shown = full.rfind('\n', caret_line - 2) + 1;
+      const size_t tilde = full.find('~', caret_line);
+      if (tilde < here && full.compare(shown, caret_line - 1 - shown, c.schema_text) == 0)
+        at = at.shifted(static_cast<int>(tilde - caret_line));
+    }
+    throw ContractError(at, "PyTorch's schema parser rejects this schema: " + why);
   }
 
   if (YAML::Node n = f.take("context")) load_values(n, true, c);
@@ -529,6 +570,10 @@ void Loader::load_modes(const YAML::Node& modes, const YAML::Node& skip, Contrac
       auto mode = parse_mode(kv.first.Scalar());
       if (!mode) fail(kv.first, "skip: unknown mode '" + kv.first.Scalar() + "'");
       f.take(kv.first.Scalar());
+      if (!modes)
+        fail(kv.first, "skip: mode '" + kv.first.Scalar() +
+                           "' is skipped, but without modes: every mode runs; list the modes "
+                           "that run, e.g. modes: [eager]");
       if (std::find(c.modes.begin(), c.modes.end(), *mode) != c.modes.end())
         fail(kv.first, "skip: mode '" + kv.first.Scalar() + "' is also listed in modes");
       c.skip[*mode] = scalar(kv.second, "skip reason");

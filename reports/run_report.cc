@@ -88,7 +88,10 @@ void print_text_report(std::ostream& out, const std::vector<RunEntry>& run) {
       out << "   - " << f.clause << (f.mode.empty() ? "" : " (" + f.mode + ")");
       if (f.has_case)
         out << ", first in case " << f.cases_tried << ", shrunk in " << f.shrink_steps << " steps";
-      out << ":\n       " << f.message << "\n";
+      std::string message = f.message;
+      for (size_t p = 0; (p = message.find('\n', p)) != std::string::npos; p += 8)
+        message.insert(p + 1, "       ");
+      out << ":\n       " << message << "\n";
       if (f.has_case && e.contract)
         out << "       minimal case: " << describe(f.minimal, *e.contract) << "\n";
       out << "       replay: " << replay_command(e, f) << "\n";

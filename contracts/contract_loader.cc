@@ -67,7 +67,9 @@ class Loader {
         // A misspelling of the missing key is the likelier mistake: point at it.
         for (const auto& kv : map_) {
           const std::string k = kv.first.Scalar();
-          if (std::find(allowed_.begin(), allowed_.end(), k) != allowed_.end()) continue;
+          if (std::find(known_.begin(), known_.end(), k) != known_.end() ||
+              std::find(allowed_.begin(), allowed_.end(), k) != allowed_.end())
+            continue;
           if (!closest_names(k, {key}, 1).empty())
             l_.fail(kv.first, "unknown key '" + k + "' in " + where_ + "; did you mean '" + key +
                                   "'? (" + where_ + " needs '" + key + "')");
@@ -383,15 +385,20 @@ void Loader::load_tensor_arg(const YAML::Node& n, ArgSpec& a, Contract& c) {
 
 void Loader::load_scalar_arg(const YAML::Node& n, ArgSpec& a, const c10::Argument& sa) {
   const std::string what = "args." + a.name;
-  YAML::Node list = n;
-  if (n.IsMap()) {
+  // Assigning to a YAML::Node overwrites the node it refers to (here: the contract's own
+  // {choose: ...} map), so the list is returned, never assigned.
+  auto candidates = [&]() -> YAML::Node {
+    if (!n.IsMap()) {
+      if (!n.IsScalar()) fail(n, what + " must be a value or {choose: [...]}");
+      return n;
+    }
     Fields f(*this, n, what);
-    list = sequence(f.need("choose"), what + ".choose");
+    YAML::Node choose = sequence(f.need("choose"), what + ".choose");
     f.done();
-    if (list.size() == 0) fail(list, what + ".choose must not be empty");
-  } else if (!n.IsScalar()) {
-    fail(n, what + " must be a value or {choose: [...]}");
-  }
+    if (choose.size() == 0) fail(choose, what + ".choose must not be empty");
+    return choose;
+  };
+  const YAML::Node list = candidates();
   const c10::TypeKind kind = sa.type()->kind();
   auto parse = [&](const YAML::Node& item) -> ScalarValue {
     const std::string s = scalar(item, what);

@@ -84,6 +84,7 @@ void print_text_report(std::ostream& out, const std::vector<RunEntry>& run) {
     for (Mode m : kAllModes)
       if (const ModeResult& mr = r.modes.at(m); mr.status == "not_run")
         out << "   " << to_string(m) << " not run: " << mr.reason << "\n";
+    for (const std::string& w : r.warnings) out << "   warning: " << w << "\n";
     for (const ContractFinding& f : r.findings) {
       out << "   - " << f.clause << (f.mode.empty() ? "" : " (" + f.mode + ")");
       if (f.has_case)
@@ -133,6 +134,9 @@ std::string json_report(const std::vector<RunEntry>& run) {
     w.key("branches").begin_object();
     for (const auto& [name, hits] : r.branches) w.key(name).value(hits);
     w.end_object();
+    w.key("warnings").begin_array();
+    for (const std::string& warning : r.warnings) w.value(warning);
+    w.end_array();
     w.key("findings").begin_array();
     for (const ContractFinding& f : r.findings) {
       w.begin_object();

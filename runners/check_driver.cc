@@ -5,6 +5,7 @@
 #include <rapidcheck/Shrinkable.h>
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
 #include <set>
 
@@ -13,11 +14,16 @@
 #include "generators/shrink.h"
 #include "runners/eager_runner.h"
 #include "runners/oracles/oracles.h"
+#include "runners/oracles/storage_diff.h"
 
 namespace opc {
-std::vector<Finding> eager_findings(const OpBinding& op, const Contract& contract, const Case& c) {
+std::vector<Finding> eager_findings(const OpBinding& op, const Contract& contract, const Case& c,
+                                    std::vector<bool>* written) {
   const CaseFacts facts(c, contract);
   Observation obs = run_eager(op, contract, c, materialize(c, contract, facts));
+  if (written)
+    for (const ArgObservation& a : obs.tensors)
+      if (!(*written)[a.arg] && !changed_elements(a).empty()) (*written)[a.arg] = true;
   if (obs.threw)
     return {{"crash", "the op threw on a case that meets the contract's constraints and "
                       "requires: " + obs.error}};
@@ -106,14 +112,24 @@ ContractResult check_contract(const Contract& contract, const std::string& targe
       const rc::Gen<Case> gen = case_gen(contract_ptr);
       rc::Random master(options.seed);
       std::set<std::string> seen;
+      std::vector<bool> written(contract.args.size(), false);
+      const auto start = std::chrono::steady_clock::now();
+      auto last_report = start;
       for (int i = 0; i < options.cases; ++i) {
+        if (options.progress && i % 64 == 63) {
+          const auto now = std::chrono::steady_clock::now();
+          if (now - last_report >= std::chrono::seconds(1)) {
+            last_report = now;
+            options.progress(r, i / std::chrono::duration<double>(now - start).count());
+          }
+        }
         rc::Shrinkable<Case> s = gen(master.split(), i % 101);
         const Case c = s.value();
         ++r.cases;
         const CaseFacts facts(c, contract);
         for (size_t b = 0; b < contract.branches.size(); ++b)
           branch_hits[b] += contract.branches[b].expr.eval(facts.input()) != 0;
-        for (Finding& f : eager_findings(op, *contract_ptr, c)) {
+        for (Finding& f : eager_findings(op, *contract_ptr, c, &written)) {
           if (!seen.insert(f.clause).second) continue;
           ContractFinding cf = shrink(op, *contract_ptr, s, std::move(f), options.max_shrink_runs);
           cf.mode = "eager";
@@ -122,6 +138,11 @@ ContractResult check_contract(const Contract& contract, const std::string& targe
         }
       }
       r.modes[Mode::Eager] = {seen.empty() ? "pass" : "fail", r.cases, ""};
+      for (const ArgSpec& a : contract.args)
+        if (a.is_tensor && op.annotations.mutable_arg[a.index] && !written[a.index])
+          r.warnings.push_back("argument '" + a.name + "' is declared mutable but was never "
+                               "written in " + std::to_string(r.cases) +
+                               " cases: an over-declared mutation costs the compiler clones");
       for (size_t b = 0; b < contract.branches.size(); ++b) {
         r.branches.emplace_back(contract.branches[b].name, branch_hits[b]);
         if (branch_hits[b] == 0)

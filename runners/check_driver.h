@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -21,10 +22,14 @@ namespace opc {
 
 inline constexpr uint64_t kDefaultSeed = 20261202;
 
+struct ContractResult;
+
 struct CheckOptions {
   int cases = 100;
   uint64_t seed = kDefaultSeed;
   int max_shrink_runs = 2000;  // op calls one shrink may spend
+  // Called about once a second during a long check with the result so far.
+  std::function<void(const ContractResult& so_far, double cases_per_s)> progress;
 };
 
 struct ModeResult {
@@ -52,12 +57,15 @@ struct ContractResult {
   std::map<Mode, ModeResult> modes;
   std::vector<std::pair<std::string, int>> branches;  // name, hits
   std::vector<ContractFinding> findings;
+  std::vector<std::string> warnings;  // worth a look, not a broken promise
 };
 
 struct OpBinding;
 struct Finding;
-// One whole eager case: materialise, call, and every eager oracle's findings.
-std::vector<Finding> eager_findings(const OpBinding& op, const Contract& contract, const Case& c);
+// One whole eager case: materialise, call, and every eager oracle's findings. When
+// `written` is given, sets written[i] for each argument whose bytes the op changed.
+std::vector<Finding> eager_findings(const OpBinding& op, const Contract& contract, const Case& c,
+                                    std::vector<bool>* written = nullptr);
 
 ContractResult check_contract(const Contract& contract, const std::string& target,
                               const CheckOptions& options);

@@ -4,6 +4,7 @@
 // 1 findings, 2 usage, contract or load errors.
 #include <ATen/Parallel.h>
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -121,6 +122,13 @@ int run_check(const Args& a, const std::vector<std::shared_ptr<const opc::Contra
   opc::CheckOptions options;
   options.cases = a.cases;
   options.seed = a.seed;
+  // Long runs say how far they are: one updating line on a terminal, a line a second in CI.
+  const bool tty = isatty(STDERR_FILENO);
+  options.progress = [tty, total = a.cases](const opc::ContractResult& r, double rate) {
+    std::fprintf(stderr, "%s[opcontract] %s: %d/%d cases, %.0f cases/s, %zu finding(s)%s",
+                 tty ? "\r" : "", r.target.c_str(), r.cases, total, rate, r.findings.size(),
+                 tty ? "" : "\n");
+  };
   std::string loads;
   for (const auto& l : a.loads) loads += " --load " + quote(l);
   std::vector<opc::RunEntry> run;
@@ -130,6 +138,7 @@ int run_check(const Args& a, const std::vector<std::shared_ptr<const opc::Contra
     e.contract = c;
     e.regression = regression;
     e.result = opc::check_contract(*c, target, options);
+    if (tty && e.result.cases >= 64) std::fprintf(stderr, "\r\033[K");
     e.replay_base = quote(self) + " check " + quote(c->file) + " --target " + quote(target) + loads;
     run.push_back(std::move(e));
   };

@@ -67,6 +67,27 @@ TEST_F(CheckDriver, SameSeedSameFindings) {
   }
 }
 
+TEST_F(CheckDriver, OverDeclaredMutationIsAWarningNotAFinding) {
+  const Contract c = load_contract_text(R"Y(
+op: opc_test::copy_into
+schema: "copy_into(Tensor! out, Tensor x) -> ()"
+dims: {n: {range: [1, 8]}}
+args:
+  out: {dtype: [float32], shape: [n, 2]}
+  x: {dtype: out, shape: [n, 2]}
+modes: [eager]
+skip: {fake: "eager only", compiled: "eager only", cudagraph: "eager only"}
+)Y", "overdeclared.yaml");
+  const ContractResult ignored = check_contract(c, "opc_test::ignores_out", {});
+  EXPECT_EQ(ignored.verdict, "pass");
+  ASSERT_EQ(ignored.warnings.size(), 1u);
+  EXPECT_NE(ignored.warnings[0].find("'out' is declared mutable but was never written"),
+            std::string::npos);
+  const ContractResult written = check_contract(c, "opc_test::copy_into", {});
+  EXPECT_EQ(written.verdict, "pass");
+  EXPECT_TRUE(written.warnings.empty());
+}
+
 struct Planted {
   const char* contract;
   const char* target;
@@ -113,7 +134,11 @@ INSTANTIATE_TEST_SUITE_P(
         Planted{"tests/contracts/extent.yaml", "opc_test::copy_into_one_past_end", {"extent"},
                 "outside the view of 'out'"},
         Planted{"tests/contracts/crash.yaml", "opc_test::throws_when_empty", {"crash"},
-                "empty input not supported"}));
+                "empty input not supported"}),
+    [](const ::testing::TestParamInfo<Planted>& info) {
+      const std::string t = info.param.target;
+      return t.substr(t.rfind(':') + 1);
+    });
 
 class CleanTwin : public CheckDriver, public ::testing::WithParamInterface<const char*> {};
 
@@ -131,7 +156,12 @@ INSTANTIATE_TEST_SUITE_P(Oracles, CleanTwin,
                                            "tests/contracts/write.yaml",
                                            "tests/contracts/write_region.yaml",
                                            "tests/contracts/extent.yaml",
-                                           "tests/contracts/crash.yaml"));
+                                           "tests/contracts/crash.yaml"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           std::string f = info.param;
+                           f = f.substr(f.rfind('/') + 1);
+                           return f.substr(0, f.find('.'));
+                         });
 
 }  // namespace
 }  // namespace opc

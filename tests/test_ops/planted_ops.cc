@@ -56,6 +56,8 @@ void copy_into_one_past_end(at::Tensor& out, const at::Tensor& x) {
   at::Tensor flat = out.as_strided({1}, {1}, out.storage_offset() + last + 1);
   flat.fill_(0);
 }
+// Declares `out` mutable and never touches it: over-declared, worth a warning only.
+void ignores_out(at::Tensor& out, const at::Tensor& x) {}
 // The schema forgets the `!`: same body as copy_into.
 void copy_into_unannotated(const at::Tensor& out, const at::Tensor& x) {
   const_cast<at::Tensor&>(out).copy_(x);
@@ -87,6 +89,7 @@ TORCH_LIBRARY(opc_test, m) {
   m.def("copy_into_one_past_end(Tensor! out, Tensor x) -> ()");
   m.def("copy_prefix(Tensor! out, Tensor x) -> ()");
   m.def("copy_prefix_zeroes_padding(Tensor! out, Tensor x) -> ()");
+  m.def("ignores_out(Tensor! out, Tensor x) -> ()");
   m.def("copy_into_unannotated(Tensor out, Tensor x) -> ()");
 }
 
@@ -105,6 +108,7 @@ TORCH_LIBRARY_IMPL(opc_test, CPU, m) {
   m.impl("copy_into_half", &copy_into_half);
   m.impl("copy_into_temporary", &copy_into_temporary);
   m.impl("copy_into_one_past_end", &copy_into_one_past_end);
+  m.impl("ignores_out", &ignores_out);
   m.impl("copy_into_unannotated", &copy_into_unannotated);
   m.impl("copy_prefix", &copy_prefix);
   m.impl("copy_prefix_zeroes_padding", &copy_prefix_zeroes_padding);

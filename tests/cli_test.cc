@@ -1,0 +1,291 @@
+// The opcontract command line, run as a child process from the repository root: exit
+// codes, usage errors, contract errors with file:line:column, and the check, --regressions,
+// --json and bench outputs.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+
+namespace {
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+struct Result {
+  int exit = -1;       // the exit status, or -1 when it did not exit normally
+  std::string output;  // stdout, and stderr unless left out
+};
+
+// Runs `opcontract ARGS` in the repository root (so contracts are named by relative
+// paths, as users type them). `args` is shell text: the tests pass only fixed words.
+Result run(const std::string& args, bool with_stderr = true) {
+  const std::string cmd = "cd " + shell_quote(OPC_SOURCE_DIR) + " && " +
+                          shell_quote(OPC_BINARY) + " " + args +
+                          (with_stderr ? " 2>&1" : " 2>/dev/null");
+  Result r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) {
+    ADD_FAILURE() << "popen failed: " << cmd;
+    return r;
+  }
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) r.output.append(buf, n);
+  const int status = pclose(pipe);
+  if (status != -1 && WIFEXITED(status)) r.exit = WEXITSTATUS(status);
+  return r;
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+#define EXPECT_CONTAINS(text, part) \
+  EXPECT_TRUE(contains(text, part)) << "lacks '" << (part) << "' in:\n" << (text)
+
+const std::string kChunk = "contracts/vllm/sequence_parallel_chunk_impl.yaml";
+
+// ---------------------------------------------------------------------------------------
+// Malformed contracts: exit 2, file:line:column and a specific message
+
+TEST(CliBadContract, BadYaml) {
+  const Result r = run("check tests/bad_contracts/bad_yaml.yaml --cases 50");
+  EXPECT_EQ(r.exit, 2) << r.output;
+  EXPECT_CONTAINS(r.output, "tests/bad_contracts/bad_yaml.yaml:7:38: bad YAML: illegal flow end");
+}
+
+TEST(CliBadContract, UnknownKey) {
+  const Result r = run("check tests/bad_contracts/unknown_key.yaml --cases 50");
+  EXPECT_EQ(r.exit, 2) << r.output;
+  EXPECT_CONTAINS(r.output,
+                  "tests/bad_contracts/unknown_key.yaml:12:5: unknown key 'layuots' in args.x");
+  EXPECT_CONTAINS(r.output, "did you mean 'layouts'?");
+}
+
+TEST(CliBadContract, BadExpression) {
+  const Result r = run("check tests/bad_contracts/bad_expression.yaml --cases 50");
+  EXPECT_EQ(r.exit, 2) << r.output;
+  EXPECT_CONTAINS(r.output, "tests/bad_contracts/bad_expression.yaml:7:25: unknown name "
+                            "'tp_sise' (known: tp_size)");
+}
+
+TEST(CliBadContract, UnknownOpNamesTheClosestRegisteredOne) {
+  const Result r = run("check tests/bad_contracts/unknown_op.yaml --cases 50");
+  EXPECT_EQ(r.exit, 2) << r.output;
+  EXPECT_CONTAINS(r.output, "tests/bad_contracts/unknown_op.yaml:3:5: op "
+                            "'opc_vllm::sequence_paralel_chunk_impl' is not registered");
+  EXPECT_CONTAINS(r.output, "(closest registered: opc_vllm::sequence_parallel_chunk_impl");
+  EXPECT_CONTAINS(r.output, "--load LIB.so");
+  EXPECT_CONTAINS(r.output, "contracts holding: 0/1 (1 error)");
+}
+
+TEST(CliBadContract, UnknownOpInBench) {
+  const Result r = run("bench tests/bad_contracts/unknown_op.yaml --cases 200");
+  EXPECT_EQ(r.exit, 2) << r.output;
+  EXPECT_CONTAINS(r.output, "tests/bad_contracts/unknown_op.yaml:3:5: op "
+                            "'opc_vllm::sequence_paralel_chunk_impl' is not registered");
+  EXPECT_CONTAINS(r.output, "closest registered: opc_vllm::sequence_parallel_chunk_impl");
+}
+
+TEST(CliBadContract, EveryBadContractIsReportedInOneRun) {
+  const Result r = run("check tests/bad_contracts/bad_yaml.yaml " + kChunk +
+                       " tests/bad_contracts/bad_expression.yaml --cases 50");
+  EXPECT_EQ(r.exit, 2) << r.output;
+  EXPECT_CONTAINS(r.output, "tests/bad_contracts/bad_yaml.yaml:7:38:");
+  EXPECT_CONTAINS(r.output, "tests/bad_contracts/bad_expression.yaml:7:25:");
+  // Nothing is checked while a contract is broken.
+  EXPECT_FALSE(contains(r.output, "HOLDS")) << r.output;
+}
+
+TEST(CliBadContract, ErrorsGoToStderr) {
+  const Result r = run("check tests/bad_contracts/unknown_key.yaml", /*with_stderr=*/false);
+  EXPECT_EQ(r.exit, 2);
+  EXPECT_EQ(r.output, "");
+}
+
+TEST(CliBadContract, MissingContractFile) {
+  const Result r = run("check tests/bad_contracts/no_such_contract.yaml");
+  EXPECT_EQ(r.exit, 2) << r.output;
+  EXPECT_CONTAINS(r.output, "tests/bad_contracts/no_such_contract.yaml: cannot read the contract file");
+}
+
+// ---------------------------------------------------------------------------------------
+// Usage errors: exit 2 and the usage text
+
+TEST(CliUsage, UnknownOption) {
+  const Result r = run("check " + kChunk + " --bogus");
+  EXPECT_EQ(r.exit, 2) << r.output;
+  EXPECT_CONTAINS(r.output, "opcontract: unknown option '--bogus' for check");
+  EXPECT_CONTAINS(r.output, "usage:\n  opcontract check CONTRACT...");
+}
+
+TEST(CliUsage, OptionsOfCheckOnlyAreUnknownToBench) {
+  const Result r = run("bench " + kChunk + " --json out.json");
+  EXPECT_EQ(r.exit, 2) << r.output;
+  EXPECT_CONTAINS(r.output, "unknown option '--json' for bench");
+}
+
+TEST(CliUsage, UnknownCommandAndNoCommand) {
+  Result r = run("frobnicate " + kChunk);
+  EXPECT_EQ(r.exit, 2) << r.output;
+  EXPECT_CONTAINS(r.output, "unknown command 'frobnicate' (commands: check, bench)");
+  r = run("");
+  EXPECT_EQ(r.exit, 2) << r.output;
+  EXPECT_CONTAINS(r.output, "opcontract: no command given");
+  EXPECT_CONTAINS(r.output, "usage:");
+}
+
+TEST(CliUsage, BadNumbers) {
+  Result r = run("check " + kChunk + " --cases abc");
+  EXPECT_EQ(r.exit, 2) << r.output;
+  EXPECT_CONTAINS(r.output, "--cases needs a number");
+  EXPECT_CONTAINS(r.output, "not 'abc'");
+  EXPECT_CONTAINS(r.output, "usage:");
+  for (const char* bad : {"-5", "12x", "\"\"", "99999999999"}) {
+    r = run("check " + kChunk + " --cases " + bad);
+    EXPECT_EQ(r.exit, 2) << bad << ": " << r.output;
+    EXPECT_CONTAINS(r.output, "--cases needs a number");
+  }
+  r = run("check " + kChunk + " --cases 0");
+  EXPECT_EQ(r.exit, 2) << r.output;
+  EXPECT_CONTAINS(r.output, "--cases must be at least 1");
+  r = run("check " + kChunk + " --seed -1");
+  EXPECT_EQ(r.exit, 2) << r.output;
+  EXPECT_CONTAINS(r.output, "--seed needs a number");
+}
+
+TEST(CliUsage, NoContractGiven) {
+  Result r = run("check");
+  EXPECT_EQ(r.exit, 2) << r.output;
+  EXPECT_CONTAINS(r.output, "check needs at least one CONTRACT.yaml");
+  r = run("bench --cases 5");
+  EXPECT_EQ(r.exit, 2) << r.output;
+  EXPECT_CONTAINS(r.output, "bench needs at least one CONTRACT.yaml");
+}
+
+TEST(CliUsage, OptionWithoutValue) {
+  const Result r = run("check " + kChunk + " --seed");
+  EXPECT_EQ(r.exit, 2) << r.output;
+  EXPECT_CONTAINS(r.output, "--seed needs a value");
+}
+
+TEST(CliUsage, RegressionsWithTarget) {
+  const Result r = run("check " + kChunk + " --regressions --target a::b");
+  EXPECT_EQ(r.exit, 2) << r.output;
+  EXPECT_CONTAINS(r.output, "--regressions checks the targets the contract lists; drop --target");
+}
+
+TEST(CliUsage, Help) {
+  const Result r = run("--help");
+  EXPECT_EQ(r.exit, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "usage:");
+  EXPECT_CONTAINS(r.output, "exit: 0 holds, 1 findings, 2 usage / contract / load error.");
+}
+
+// ---------------------------------------------------------------------------------------
+// --load
+
+TEST(CliLoad, NotASharedLibrary) {
+  const Result r = run("check " + kChunk + " --load /etc/passwd --cases 50");
+  EXPECT_EQ(r.exit, 2) << r.output;
+  EXPECT_CONTAINS(r.output, "--load /etc/passwd: cannot load it as a shared library");
+}
+
+TEST(CliLoad, TestOpsAreFoundOnlyWhenLoaded) {
+  Result r = run("check tests/contracts/alias.yaml --cases 50");
+  EXPECT_EQ(r.exit, 2) << r.output;
+  EXPECT_CONTAINS(r.output, "tests/contracts/alias.yaml:3:5: op 'opc_test::fresh_copy' is not "
+                            "registered in this process");
+  r = run("check tests/contracts/alias.yaml --cases 50 --load " + shell_quote(OPC_TEST_OPS));
+  EXPECT_EQ(r.exit, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "opc_test::fresh_copy: HOLDS");
+}
+
+// ---------------------------------------------------------------------------------------
+// check, --regressions, --json, determinism, bench
+
+TEST(CliCheck, BundledContractHolds) {
+  const Result r = run("check " + kChunk + " --cases 50");
+  EXPECT_EQ(r.exit, 0) << r.output;
+  EXPECT_CONTAINS(r.output,
+                  "vllm::sequence_parallel_chunk_impl  ->  opc_vllm::sequence_parallel_chunk_impl: HOLDS");
+  EXPECT_CONTAINS(r.output, kChunk + " - 50 cases - seed 20261202");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.output, m, std::regex(R"(branches +no_pad (\d+), pad (\d+))")))
+      << r.output;
+  EXPECT_GT(std::stoi(m[1]), 0) << r.output;
+  EXPECT_GT(std::stoi(m[2]), 0) << r.output;
+  EXPECT_EQ(std::stoi(m[1]) + std::stoi(m[2]), 50) << r.output;
+  EXPECT_CONTAINS(r.output, "contracts holding: 1/1");
+}
+
+TEST(CliCheck, FindingsExitOne) {
+  // The contract against the planted regression (a narrow view of x returned).
+  const Result r = run("check " + kChunk +
+                       " --target opc_regress::sequence_parallel_chunk_impl_pr44130 --cases 50");
+  EXPECT_EQ(r.exit, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "alias (eager), first in case");
+  EXPECT_CONTAINS(r.output, "contracts holding: 0/1");
+}
+
+TEST(CliCheck, RegressionsAreCaught) {
+  const Result r = run("check " + kChunk + " --regressions --cases 50");
+  EXPECT_EQ(r.exit, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "opc_regress::sequence_parallel_chunk_impl_pr44130: CAUGHT by alias, "
+                            "as expected");
+  EXPECT_CONTAINS(r.output, "regressions caught as expected: 1/1");
+}
+
+TEST(CliCheck, JsonReport) {
+  const std::string path = ::testing::TempDir() + "opc_cli_test_" + std::to_string(getpid()) + ".json";
+  std::remove(path.c_str());
+  const Result r = run("check " + kChunk + " --cases 50 --json " + shell_quote(path));
+  EXPECT_EQ(r.exit, 0) << r.output;
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << "no JSON written to " << path;
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string json = text.str();
+  EXPECT_EQ(json.rfind("{\"version\":1", 0), 0u) << json;
+  EXPECT_CONTAINS(json, "\"verdict\":\"pass\"");
+  EXPECT_CONTAINS(json, "\"op\":\"vllm::sequence_parallel_chunk_impl\"");
+  EXPECT_CONTAINS(json, "\"cases\":50");
+  // Written atomically: no temporary left behind.
+  EXPECT_FALSE(std::ifstream(path + ".tmp")) << path << ".tmp";
+  std::remove(path.c_str());
+}
+
+TEST(CliCheck, SameSeedSameOutput) {
+  const std::string args = "check " + kChunk + " --cases 50 --seed 12345";
+  const Result a = run(args, false), b = run(args, false);
+  EXPECT_EQ(a.exit, 0) << a.output;
+  EXPECT_CONTAINS(a.output, "seed 12345");
+  EXPECT_EQ(a.output, b.output);
+  // Findings too: the first failing case, the shrinking and the replay line.
+  const std::string reg = "check " + kChunk + " --regressions --cases 50 --seed 777";
+  const Result c = run(reg, false), d = run(reg, false);
+  EXPECT_EQ(c.exit, 0) << c.output;
+  EXPECT_CONTAINS(c.output, "minimal case:");
+  EXPECT_CONTAINS(c.output, "--seed 777");
+  EXPECT_EQ(c.output, d.output);
+}
+
+TEST(CliBench, PrintsRates) {
+  const Result r = run("bench " + kChunk + " --cases 200");
+  EXPECT_EQ(r.exit, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "200 generated cases");
+  EXPECT_TRUE(std::regex_search(r.output, std::regex(R"((^|\n)bare: [0-9]+(\.[0-9]+)? calls/s\n)")))
+      << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex(R"((^|\n)eager: [0-9]+(\.[0-9]+)? cases/s\n)")))
+      << r.output;
+}
+
+}  // namespace

@@ -1,0 +1,814 @@
+// The contract loader: a valid contract loads into the right in-memory form, and every
+// kind of mistake is a ContractError at the exact line and column, with a specific message.
+#include "contracts/contract_loader.h"
+
+#include <ATen/core/function_schema.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace opc {
+namespace {
+
+const char* kFile = "t.yaml";
+
+// 1-based line and column of the only occurrence of `needle` in `text`; the tests use it
+// to name "the place of this token" without counting characters by hand.
+SourceLoc where(const std::string& text, const std::string& needle) {
+  const size_t at = text.find(needle);
+  if (at == std::string::npos || text.find(needle, at + 1) != std::string::npos) {
+    ADD_FAILURE() << "'" << needle << "' must occur exactly once in:\n" << text;
+    return {kFile, -1, -1};
+  }
+  SourceLoc loc{kFile, 1, 1};
+  for (size_t i = 0; i < at; ++i) {
+    if (text[i] == '\n') {
+      ++loc.line;
+      loc.column = 1;
+    } else {
+      ++loc.column;
+    }
+  }
+  return loc;
+}
+
+// Loading `text` fails at line:column with a message containing `part`.
+::testing::AssertionResult fails_at(const std::string& text, int line, int column,
+                                    const std::string& part) {
+  try {
+    load_contract_text(text, kFile);
+  } catch (const ContractError& e) {
+    const std::string expected_what = std::string(kFile) + ":" + std::to_string(line) + ":" +
+                                      std::to_string(column) + ": ";
+    if (e.loc().file != kFile || e.loc().line != line || e.loc().column != column)
+      return ::testing::AssertionFailure()
+             << "error at " << e.loc().line << ":" << e.loc().column << ", expected " << line
+             << ":" << column << ": " << e.what();
+    if (e.message().find(part) == std::string::npos)
+      return ::testing::AssertionFailure() << "message '" << e.message() << "' lacks '" << part
+                                           << "'";
+    if (std::string(e.what()).rfind(expected_what, 0) != 0)
+      return ::testing::AssertionFailure() << "what() '" << e.what() << "' does not start with '"
+                                           << expected_what << "'";
+    return ::testing::AssertionSuccess();
+  } catch (const std::exception& e) {
+    return ::testing::AssertionFailure() << "threw something else than ContractError: "
+                                         << e.what();
+  }
+  return ::testing::AssertionFailure() << "loaded without error:\n" << text;
+}
+
+// The same, at the place of the only occurrence of `token` in the text.
+::testing::AssertionResult fails_at_token(const std::string& text, const std::string& token,
+                                          const std::string& part) {
+  const SourceLoc loc = where(text, token);
+  return fails_at(text, loc.line, loc.column, part);
+}
+
+// A small valid contract the error tests vary: one tensor, one dim.
+const std::string kHead = R"y(op: a::f
+schema: "f(Tensor x) -> Tensor"
+dims:
+  n: {range: [0, 8]}
+)y";
+const std::string kArgs = R"y(args:
+  x: {dtype: float32, shape: [n]}
+)y";
+const std::string kSmall = kHead + kArgs;
+
+// ---------------------------------------------------------------------------------------
+// Valid contracts
+
+// Every feature the loader fills in, in one contract. dims come before context in the
+// file, but values are context first; x is described before out, but args follow the
+// schema; `flag` has a schema default and is left out.
+const std::string kFull = R"y(# a comment line
+op: opc_test::copy_prefix
+port: opc_port::copy_prefix
+upstream: somewhere.py
+schema: "copy_prefix(Tensor! out, Tensor x, Tensor? bias, int groups, bool fast, float eps, int flag=1) -> ()"
+dims:
+  num_tokens: {range: [0, 12], favor: [0, "k * tp_size"]}
+  padded: {range: [num_tokens, num_tokens + 4]}
+  hidden: 8
+context:
+  tp_size: {choose: [1, 2, 4]}
+args:
+  x: {dtype: out, shape: [num_tokens, hidden], values: {ints: [-3, 3]}}
+  out:
+    dtype: [float32, bfloat16]
+    shape: [padded, hidden]
+    layouts: [contiguous, row_strided, narrow, transposed]
+    values: {uniform: [0, 1]}
+  bias: {dtype: float16, shape: [hidden], optional: true}
+  groups: {choose: [1, 2]}
+  fast: true
+  eps: 0.5
+constraints: ["padded >= num_tokens"]
+requires: ["x.size(0) == num_tokens"]
+mutates:
+  out: {writes: "[:num_tokens]", rest: untouched, sentinel: true}
+branches:
+  padded: "padded > num_tokens"
+  exact: "padded == num_tokens"
+regressions:
+  - target: opc_test::copy_prefix_zeroes_padding
+    expect: [write, extent]
+    upstream: "PR 1"
+  - {target: opc_test::copy_into_half, expect: [write]}
+)y";
+
+TEST(LoaderValid, ValuesAreContextThenDimsInFileOrder) {
+  const Contract c = load_contract_text(kFull, kFile);
+  EXPECT_EQ(c.file, kFile);
+  EXPECT_EQ(c.op, "opc_test::copy_prefix");
+  EXPECT_EQ(c.op_loc.line, 2);
+  EXPECT_EQ(c.op_loc.column, 5);
+  EXPECT_EQ(c.port, "opc_port::copy_prefix");
+  EXPECT_EQ(c.upstream, "somewhere.py");
+  ASSERT_TRUE(c.schema);
+  EXPECT_EQ(c.schema->name(), "copy_prefix");
+
+  ASSERT_EQ(c.values.size(), 4u);
+  const std::vector<std::string> names = {"tp_size", "num_tokens", "padded", "hidden"};
+  EXPECT_EQ(c.scope.values, names);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(c.values[i].name, names[i]);
+    EXPECT_EQ(c.values[i].slot, i) << names[i];
+    EXPECT_EQ(c.values[i].is_context, i == 0) << names[i];
+  }
+  // tp_size: choose; num_tokens: range + favor; padded: range over an earlier dim;
+  // hidden: a bare scalar is a single choice.
+  EXPECT_FALSE(c.values[0].range);
+  EXPECT_EQ(c.values[0].choices.size(), 3u);
+  ASSERT_TRUE(c.values[1].range);
+  EXPECT_EQ(c.values[1].range->second.text(), "12");
+  ASSERT_EQ(c.values[1].favor.size(), 2u);
+  EXPECT_EQ(c.values[1].favor[1].text(), "k * tp_size");
+  ASSERT_TRUE(c.values[2].range);
+  EXPECT_EQ(c.values[2].range->second.text(), "num_tokens + 4");
+  EXPECT_EQ(c.values[2].range->second.value_slots(), std::vector<int>{1});
+  EXPECT_EQ(c.values[3].choices.size(), 1u);
+  EXPECT_EQ(c.values[3].choices[0].eval({}), 8);
+  EXPECT_EQ(c.values[1].loc.line, 7);
+  EXPECT_EQ(c.values[1].loc.column, 3);
+}
+
+TEST(LoaderValid, ArgsFollowTheSchema) {
+  const Contract c = load_contract_text(kFull, kFile);
+  ASSERT_EQ(c.args.size(), 7u);
+  const std::vector<std::string> names = {"out", "x", "bias", "groups", "fast", "eps", "flag"};
+  for (size_t i = 0; i < names.size(); ++i) {
+    EXPECT_EQ(c.args[i].name, names[i]);
+    EXPECT_EQ(c.args[i].index, static_cast<int>(i));
+  }
+  const ArgSpec& out = c.args[0];
+  EXPECT_TRUE(out.is_tensor);
+  EXPECT_TRUE(out.mutable_);
+  EXPECT_FALSE(out.optional);
+  EXPECT_EQ(out.dtypes, (std::vector<c10::ScalarType>{c10::ScalarType::Float,
+                                                        c10::ScalarType::BFloat16}));
+  EXPECT_EQ(out.dtype_from, -1);
+  ASSERT_EQ(out.shape.size(), 2u);
+  EXPECT_EQ(out.shape[0].text(), "padded");
+  EXPECT_EQ(out.layouts, (std::vector<Layout>{Layout::Contiguous, Layout::RowStrided,
+                                               Layout::Narrow, Layout::Transposed}));
+  EXPECT_EQ(out.values.kind, ValueDist::Kind::Uniform);
+  EXPECT_EQ(out.loc.line, 15);  // a block mapping: where its first key is
+
+  const ArgSpec& x = c.args[1];
+  EXPECT_TRUE(x.is_tensor);
+  EXPECT_FALSE(x.mutable_);
+  EXPECT_TRUE(x.dtypes.empty());
+  EXPECT_EQ(x.dtype_from, 0);
+  EXPECT_EQ(x.layouts, std::vector<Layout>{Layout::Contiguous});  // the default
+  EXPECT_EQ(x.values.kind, ValueDist::Kind::Ints);
+  EXPECT_EQ(x.values.lo.eval({}), -3);
+  EXPECT_EQ(x.values.hi.eval({}), 3);
+  EXPECT_EQ(x.loc.line, 13);
+  EXPECT_EQ(x.loc.column, 6);
+
+  const ArgSpec& bias = c.args[2];
+  EXPECT_TRUE(bias.is_tensor);
+  EXPECT_TRUE(bias.optional);
+  EXPECT_EQ(bias.values.kind, ValueDist::Kind::Normal);
+
+  EXPECT_FALSE(c.args[3].is_tensor);
+  EXPECT_EQ(c.args[3].choices, (std::vector<ScalarValue>{int64_t{1}, int64_t{2}}));
+  EXPECT_EQ(c.args[4].choices, std::vector<ScalarValue>{true});
+  EXPECT_EQ(c.args[5].choices, std::vector<ScalarValue>{0.5});
+  EXPECT_TRUE(c.args[6].choices.empty());  // the schema's default is used
+
+  EXPECT_EQ(c.scope.tensors, (std::vector<std::string>{"out", "x", "bias"}));
+  EXPECT_EQ(c.tensor_of_scope, (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(c.arg("x"), &c.args[1]);
+  EXPECT_EQ(c.arg("nope"), nullptr);
+}
+
+TEST(LoaderValid, ExpressionsBranchesMutatesRegressions) {
+  const Contract c = load_contract_text(kFull, kFile);
+  ASSERT_EQ(c.constraints.size(), 1u);
+  EXPECT_EQ(c.constraints[0].name, "padded >= num_tokens");
+  ASSERT_EQ(c.requires_.size(), 1u);
+  EXPECT_TRUE(c.requires_[0].expr.uses_tensors());
+
+  ASSERT_EQ(c.branches.size(), 2u);
+  EXPECT_EQ(c.branches[0].name, "padded");
+  EXPECT_EQ(c.branches[1].name, "exact");
+  EXPECT_EQ(c.branches[1].loc.line, 29);
+  EXPECT_EQ(c.branches[1].loc.column, 3);
+  const int64_t vals[] = {2, 3, 5, 8};  // tp_size, num_tokens, padded, hidden
+  EXPECT_EQ(c.branches[0].expr.eval({vals, nullptr}), 1);
+  EXPECT_EQ(c.branches[1].expr.eval({vals, nullptr}), 0);
+
+  ASSERT_EQ(c.mutates.size(), 1u);
+  const MutateSpec& m = c.mutates[0];
+  EXPECT_EQ(m.arg, 0);
+  EXPECT_EQ(c.mutate_spec(0), &m);
+  EXPECT_EQ(c.mutate_spec(1), nullptr);
+  EXPECT_FALSE(m.writes.all);
+  EXPECT_EQ(m.writes.text, "[:num_tokens]");
+  ASSERT_EQ(m.writes.dims.size(), 1u);
+  EXPECT_FALSE(m.writes.dims[0].start);
+  ASSERT_TRUE(m.writes.dims[0].stop);
+  EXPECT_EQ(m.writes.dims[0].stop->text(), "num_tokens");
+  EXPECT_EQ(m.writes.dims[0].stop->eval({vals, nullptr}), 3);
+  EXPECT_TRUE(m.rest_untouched);
+  EXPECT_TRUE(m.sentinel);
+
+  // A schema with no returns has no return specs.
+  EXPECT_TRUE(c.returns.empty());
+
+  // modes: absent means all four, nothing skipped.
+  EXPECT_EQ(c.modes, (std::vector<Mode>{Mode::Fake, Mode::Eager, Mode::Compiled, Mode::Cudagraph}));
+  EXPECT_TRUE(c.skip.empty());
+
+  ASSERT_EQ(c.regressions.size(), 2u);
+  EXPECT_EQ(c.regressions[0].target, "opc_test::copy_prefix_zeroes_padding");
+  EXPECT_EQ(c.regressions[0].expect, (std::vector<std::string>{"write", "extent"}));
+  EXPECT_EQ(c.regressions[0].upstream, "PR 1");
+  EXPECT_EQ(c.regressions[0].loc.line, 31);
+  EXPECT_EQ(c.regressions[0].loc.column, 13);
+  EXPECT_EQ(c.regressions[1].target, "opc_test::copy_into_half");
+  EXPECT_TRUE(c.regressions[1].upstream.empty());
+}
+
+TEST(LoaderValid, RegionWithStartAndSeveralDims) {
+  const Contract c = load_contract_text(R"y(op: a::f
+schema: "f(Tensor! out) -> ()"
+dims: {n: {range: [1, 4]}, m: {range: [1, 4]}}
+args:
+  out: {dtype: float32, shape: [n, m]}
+mutates:
+  out: {writes: "[1:n, min(m, 2):]", rest: any}
+)y", kFile);
+  ASSERT_EQ(c.mutates.size(), 1u);
+  const Region& r = c.mutates[0].writes;
+  EXPECT_FALSE(r.all);
+  ASSERT_EQ(r.dims.size(), 2u);
+  ASSERT_TRUE(r.dims[0].start && r.dims[0].stop);
+  EXPECT_EQ(r.dims[0].start->text(), "1");
+  EXPECT_EQ(r.dims[0].stop->text(), "n");
+  ASSERT_TRUE(r.dims[1].start);
+  EXPECT_EQ(r.dims[1].start->text(), "min(m, 2)");
+  EXPECT_FALSE(r.dims[1].stop);
+  EXPECT_FALSE(c.mutates[0].rest_untouched);
+  EXPECT_FALSE(c.mutates[0].sentinel);
+}
+
+TEST(LoaderValid, BundledSequenceParallelChunkContract) {
+  const std::string path =
+      std::string(OPC_SOURCE_DIR) + "/contracts/vllm/sequence_parallel_chunk_impl.yaml";
+  const Contract c = load_contract(path);
+  EXPECT_EQ(c.file, path);
+  EXPECT_EQ(c.op, "vllm::sequence_parallel_chunk_impl");
+  EXPECT_EQ(c.port, "opc_vllm::sequence_parallel_chunk_impl");
+  EXPECT_EQ(c.scope.values,
+            (std::vector<std::string>{"tp_size", "tp_rank", "seq_len", "hidden"}));
+  EXPECT_TRUE(c.values[0].is_context && c.values[1].is_context);
+  EXPECT_FALSE(c.values[2].is_context || c.values[3].is_context);
+  ASSERT_EQ(c.args.size(), 1u);
+  EXPECT_EQ(c.args[0].layouts.size(), 4u);
+  ASSERT_EQ(c.branches.size(), 2u);
+  EXPECT_EQ(c.branches[0].name, "no_pad");
+  EXPECT_EQ(c.branches[1].name, "pad");
+  ASSERT_EQ(c.returns.size(), 1u);
+  EXPECT_EQ(c.returns[0].aliases, -1);
+  EXPECT_EQ(c.returns[0].dtype_from, 0);
+  ASSERT_EQ(c.returns[0].shape.size(), 2u);
+  EXPECT_EQ(c.returns[0].shape[0].text(), "ceil_div(seq_len, tp_size)");
+  EXPECT_EQ(c.modes.size(), 4u);
+  ASSERT_EQ(c.regressions.size(), 1u);
+  EXPECT_EQ(c.regressions[0].expect, std::vector<std::string>{"alias"});
+}
+
+TEST(LoaderValid, EveryShippedContractLoads) {
+  int loaded = 0;
+  for (const char* dir : {"/contracts/vllm", "/tests/contracts"}) {
+    for (const auto& entry : std::filesystem::directory_iterator(std::string(OPC_SOURCE_DIR) + dir)) {
+      if (entry.path().extension() != ".yaml") continue;
+      EXPECT_NO_THROW(load_contract(entry.path().string())) << entry.path();
+      ++loaded;
+    }
+  }
+  EXPECT_GE(loaded, 8);
+}
+
+TEST(LoaderValid, ModesWithSkipAndAliasAnnotation) {
+  const Contract c = load_contract_text(R"y(op: a::f
+schema: "f(Tensor(a) x) -> Tensor(a)"
+dims: {n: {range: [0, 8]}}
+args:
+  x: {dtype: float32, shape: [n]}
+aliasing:
+  returns: [x]
+returns:
+  - {shape: [n], dtype: float32}
+modes: [eager, fake]
+skip: {compiled: "not yet", cudagraph: "no GPU"}
+)y", kFile);
+  EXPECT_EQ(c.modes, (std::vector<Mode>{Mode::Eager, Mode::Fake}));
+  ASSERT_EQ(c.skip.size(), 2u);
+  EXPECT_EQ(c.skip.at(Mode::Compiled), "not yet");
+  EXPECT_EQ(c.skip.at(Mode::Cudagraph), "no GPU");
+  ASSERT_EQ(c.returns.size(), 1u);
+  EXPECT_EQ(c.returns[0].aliases, 0);
+  EXPECT_EQ(c.returns[0].dtypes, std::vector<c10::ScalarType>{c10::ScalarType::Float});
+  EXPECT_EQ(c.returns[0].loc.line, 9);
+}
+
+// ---------------------------------------------------------------------------------------
+// Bad YAML, empty documents, unreadable files
+
+TEST(LoaderYaml, UnclosedFlowSequence) {
+  // yaml-cpp notices the unclosed '[' where the next line's mapping value starts.
+  const std::string text = "op: a::f\nschema: [f(Tensor x) -> Tensor\nargs: {}\n";
+  EXPECT_TRUE(fails_at(text, 3, 5, "bad YAML: end of sequence flow not found"));
+  try {
+    load_contract_text(text, kFile);
+  } catch (const ContractError& e) {
+    EXPECT_EQ(e.message().rfind("bad YAML", 0), 0u) << e.message();
+  }
+}
+
+TEST(LoaderYaml, MismatchedFlowEndOnItsLine) {
+  const std::string text = kHead + "args:\n  x: {dtype: float32, shape: [n}\n";
+  EXPECT_TRUE(fails_at(text, 6, 32, "bad YAML: illegal flow end"));
+}
+
+TEST(LoaderYaml, TabIndentation) {
+  EXPECT_TRUE(fails_at(kHead + "args:\n\tx: {dtype: float32, shape: [n]}\n", 6, 3, "bad YAML"));
+}
+
+TEST(LoaderEmpty, EmptyDocuments) {
+  for (const char* text : {"", "\n\n", "# only a comment\n", "---\n", "~\n"}) {
+    try {
+      load_contract_text(text, kFile);
+      ADD_FAILURE() << "loaded: '" << text << "'";
+    } catch (const ContractError& e) {
+      EXPECT_EQ(e.message(), "the contract is empty") << "'" << text << "'";
+      EXPECT_EQ(e.loc().line, 0);
+      EXPECT_EQ(std::string(e.what()), "t.yaml: the contract is empty");
+    }
+  }
+}
+
+TEST(LoaderEmpty, TopLevelMustBeAMapping) {
+  EXPECT_TRUE(fails_at("- op: a::f\n", 1, 1, "the contract must be a mapping"));
+  EXPECT_TRUE(fails_at("just a string\n", 1, 1, "the contract must be a mapping"));
+}
+
+TEST(LoaderFile, MissingFile) {
+  try {
+    load_contract("/nonexistent/dir/c.yaml");
+    ADD_FAILURE() << "loaded a missing file";
+  } catch (const ContractError& e) {
+    EXPECT_EQ(e.loc().file, "/nonexistent/dir/c.yaml");
+    EXPECT_EQ(e.loc().line, 0);
+    EXPECT_NE(e.message().find("cannot read the contract file"), std::string::npos);
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Unknown, missing, duplicate and refused keys
+
+TEST(LoaderUnknownKey, TopLevel) {
+  const std::string text = kSmall + "shapes: [1]\n";
+  EXPECT_TRUE(fails_at(text, 7, 1, "unknown key 'shapes' in the contract (known: op,"));
+  EXPECT_TRUE(fails_at_token(text, "shapes", "shapes"));
+}
+
+TEST(LoaderUnknownKey, MisspeltOptionalSectionIsReportedBeforeWhatItBreaks) {
+  // Without dims, `n` in x's shape is unknown; the cause is the misspelt section.
+  const std::string text = R"y(op: a::f
+schema: "f(Tensor x) -> Tensor"
+dim:
+  n: {range: [0, 8]}
+)y" + kArgs;
+  EXPECT_TRUE(fails_at(text, 3, 1, "unknown key 'dim' in the contract"));
+  EXPECT_TRUE(fails_at(text, 3, 1, "did you mean 'dims'?"));
+}
+
+TEST(LoaderUnknownKey, MisspeltRequiredKeyInArgs) {
+  const std::string text = kHead + "args:\n  x: {dtype: float32, shpe: [n]}\n";
+  EXPECT_TRUE(fails_at(text, 6, 23, "unknown key 'shpe' in args.x; did you mean 'shape'?"));
+}
+
+TEST(LoaderUnknownKey, MisspeltOptionalKeyInArgsBlockStyle) {
+  const std::string text = kHead + R"y(args:
+  x:
+    dtype: float32
+    shape: [n]
+    layuots: [narrow]
+)y";
+  EXPECT_TRUE(fails_at(text, 9, 5, "unknown key 'layuots' in args.x (known: dtype, shape, "
+                                   "layouts, values, optional); did you mean 'layouts'?"));
+}
+
+TEST(LoaderUnknownKey, InDims) {
+  const std::string text = R"y(op: a::f
+schema: "f(Tensor x) -> Tensor"
+dims:
+  n: {range: [0, 8], favour: [0]}
+)y" + kArgs;
+  EXPECT_TRUE(fails_at(text, 4, 22, "unknown key 'favour' in dims.n"));
+  EXPECT_TRUE(fails_at(text, 4, 22, "did you mean 'favor'?"));
+}
+
+TEST(LoaderUnknownKey, InMutatesReturnsAliasingRegressions) {
+  const std::string mut = R"y(op: a::f
+schema: "f(Tensor! x) -> ()"
+dims: {n: 3}
+args:
+  x: {dtype: float32, shape: [n]}
+mutates:
+  x: {writes: all, sentinal: true}
+)y";
+  EXPECT_TRUE(fails_at_token(mut, "sentinal", "unknown key 'sentinal' in mutates.x"));
+  EXPECT_TRUE(fails_at_token(mut, "sentinal", "did you mean 'sentinel'?"));
+
+  EXPECT_TRUE(fails_at_token(kSmall + "returns:\n  - {shape: [n], dtype: x, layout: [narrow]}\n",
+                             "layout", "unknown key 'layout' in returns[0]"));
+  EXPECT_TRUE(fails_at_token(kSmall + "aliasing: {return: [none]}\n", "return:",
+                             "unknown key 'return' in aliasing"));
+  EXPECT_TRUE(fails_at_token(
+      kSmall + "regressions:\n  - target: a::g\n    expect: [alias]\n    upstrem: x\n",
+      "upstrem", "unknown key 'upstrem' in a regression"));
+  EXPECT_TRUE(fails_at_token(kSmall + "regressions:\n  - {targt: a::g, expect: [alias]}\n",
+                             "targt", "did you mean 'target'?"));
+}
+
+TEST(LoaderUnknownKey, MissingRequiredKeys) {
+  EXPECT_TRUE(fails_at("schema: \"f(Tensor x) -> Tensor\"\n" + kArgs, 1, 1,
+                       "missing key 'op' in the contract"));
+  EXPECT_TRUE(fails_at("op: a::f\n" + kArgs, 1, 1, "missing key 'schema' in the contract"));
+  EXPECT_TRUE(fails_at(kHead, 1, 1, "missing key 'args' in the contract"));
+  EXPECT_TRUE(fails_at(kHead + "args:\n  x: {shape: [n]}\n", 6, 6,
+                       "missing key 'dtype' in args.x"));
+}
+
+TEST(LoaderUnknownKey, DuplicateKeys) {
+  const std::string text = kSmall + "modes: [eager]\nmodes: [eager, fake, compiled, cudagraph]\n";
+  EXPECT_TRUE(fails_at(text, 8, 1, "key 'modes' appears twice in the contract"));
+  EXPECT_TRUE(fails_at(R"y(op: a::f
+schema: "f(Tensor x) -> Tensor"
+dims: {n: 1, n: 2}
+)y" + kArgs, 3, 14, "key 'n' appears twice in dims"));
+  // The same name in context and dims.
+  EXPECT_TRUE(fails_at(R"y(op: a::f
+schema: "f(Tensor x) -> Tensor"
+context: {n: 1}
+dims: {n: 2}
+)y" + kArgs, 4, 8, "'n' is declared twice"));
+}
+
+TEST(LoaderUnknownKey, NotYetSupportedKeysAreRefusedByName) {
+  for (const std::string key : {"padding", "tolerance", "reference", "determinism", "donates"}) {
+    const std::string text = kSmall + key + ": {x: 0}\n";
+    EXPECT_TRUE(fails_at(text, 7, 1,
+                         "'" + key + "' is part of the contract format but this version of "
+                                     "opcontract does not check it yet"))
+        << key;
+  }
+  // Refused at its value, which is what would go unchecked.
+  EXPECT_TRUE(fails_at_token(kSmall + "aliasing: {inputs: [x]}\n", "[x]}",
+                             "aliasing.inputs (in-place use of arguments) is not checked"));
+}
+
+// ---------------------------------------------------------------------------------------
+// Wrong types
+
+TEST(LoaderTypes, ScalarsListsMappings) {
+  EXPECT_TRUE(fails_at("op: a::f\nschema: [a]\nargs: {}\n", 2, 9, "schema must be a scalar"));
+  EXPECT_TRUE(fails_at("op: {a: b}\n", 1, 5, "op must be a scalar"));
+  EXPECT_TRUE(fails_at(kHead + "args:\n  x: {dtype: float32, shape: 3}\n", 6, 30,
+                       "args.x.shape must be a list"));
+  EXPECT_TRUE(fails_at(kSmall + "modes: fake\n", 7, 8, "modes must be a list"));
+  EXPECT_TRUE(fails_at(kSmall + "constraints: \"n > 0\"\n", 7, 14, "constraints must be a list"));
+  EXPECT_TRUE(fails_at(kSmall + "regressions: {target: a::g}\n", 7, 14,
+                       "regressions must be a list"));
+  EXPECT_TRUE(fails_at(kHead + "args: [x]\n", 5, 7, "args must be a mapping"));
+  EXPECT_TRUE(fails_at("op: a::f\nschema: \"f(Tensor x) -> Tensor\"\ndims:\n  n: [0, 8]\n" + kArgs,
+                       4, 6, "dims.n must be a mapping"));
+  EXPECT_TRUE(fails_at(kHead + "args:\n  x: float32\n", 6, 6, "args.x must be a mapping"));
+}
+
+TEST(LoaderTypes, BadValues) {
+  EXPECT_TRUE(fails_at("op: f\n", 1, 5, "op must be a qualified name like 'vllm::rms_norm', not 'f'"));
+  EXPECT_TRUE(fails_at_token(kHead + "args:\n  x: {dtype: float33, shape: [n]}\n", "float33",
+                             "args.x.dtype: 'float33' is neither a dtype"));
+  EXPECT_TRUE(fails_at_token(kHead + "args:\n  x: {dtype: [float32, float33], shape: [n]}\n",
+                             "float33", "args.x.dtype: unknown dtype 'float33' (known: float32,"));
+  EXPECT_TRUE(fails_at(kHead + "args:\n  x: {dtype: x, shape: [n]}\n", 6, 6,
+                       "args.x.dtype cannot copy itself"));
+  EXPECT_TRUE(fails_at_token(
+      kHead + "args:\n  x: {dtype: float32, shape: [n], layouts: [contiguous, strided]}\n",
+      "strided", "args.x: unknown layout 'strided' (known: contiguous, narrow, transposed, "
+                 "row_strided)"));
+  EXPECT_TRUE(fails_at_token(kHead + "args:\n  x: {dtype: float32, shape: [n], optional: true}\n",
+                             "true", "the schema says this argument is a plain Tensor"));
+  EXPECT_TRUE(fails_at_token(kHead + "args:\n  x: {dtype: float32, shape: [n], optional: yes}\n",
+                             "yes", "args.x.optional must be true or false, not 'yes'"));
+  EXPECT_TRUE(fails_at_token(kHead + "args:\n  x: {dtype: float32, shape: [n], values: gauss}\n",
+                             "gauss", "args.x.values: 'gauss' is not a distribution"));
+  EXPECT_TRUE(fails_at_token(kHead + "args:\n  x: {dtype: float32, shape: [n], values: {ints: [1]}}\n",
+                             "[1]", "args.x.values bounds must be [lo, hi]"));
+  EXPECT_TRUE(fails_at_token(kSmall + "dims2: 1\n", "dims2", "did you mean 'dims'?"));
+}
+
+TEST(LoaderTypes, ScalarArguments) {
+  const std::string head = R"y(op: a::f
+schema: "f(Tensor x, int g, bool b, str s, int[] l) -> Tensor"
+dims: {n: 3}
+args:
+  x: {dtype: float32, shape: [n]}
+)y";
+  EXPECT_TRUE(fails_at_token(head + "  g: {choose: [1, two]}\n  b: true\n  s: a\n  l: 1\n", "two",
+                             "args.g: 'two' is not a valid int"));
+  EXPECT_TRUE(fails_at_token(head + "  g: 1\n  b: maybe\n  s: a\n  l: 1\n", "maybe",
+                             "args.b must be true or false, not 'maybe'"));
+  EXPECT_TRUE(fails_at_token(head + "  g: {choose: []}\n  b: true\n  s: a\n  l: 1\n", "[]}",
+                             "args.g.choose must not be empty"));
+  EXPECT_TRUE(fails_at_token(head + "  g: [1, 2]\n  b: true\n  s: a\n  l: 1\n", "[1, 2]",
+                             "args.g must be a value or {choose: [...]}"));
+  EXPECT_TRUE(fails_at_token(head + "  g: 1\n  b: true\n  s: a\n  l: 7\n", "7",
+                             "args.l: arguments of type int[] are not supported yet"));
+}
+
+TEST(LoaderTypes, ValueSpecs) {
+  auto with_dims = [](const std::string& dims) {
+    return "op: a::f\nschema: \"f(Tensor x) -> Tensor\"\ndims:\n" + dims + kArgs;
+  };
+  EXPECT_TRUE(fails_at_token(with_dims("  n: {range: [0, 8], choose: [1]}\n"), "{range",
+                             "dims.n: give either range or choose, not both"));
+  EXPECT_TRUE(fails_at_token(with_dims("  n: {range: [0, 8, 9]}\n"), "[0, 8, 9]",
+                             "dims.n.range must be [lo, hi]"));
+  EXPECT_TRUE(fails_at_token(with_dims("  n: {choose: []}\n"), "[]",
+                             "dims.n.choose must not be empty"));
+  EXPECT_TRUE(fails_at_token(with_dims("  n: {favor: [1]}\n"), "{favor",
+                             "dims.n needs range: [lo, hi] or choose: [...]"));
+  EXPECT_TRUE(fails_at_token(with_dims("  k: {range: [0, 8]}\n  n: 1\n"), "k:",
+                             "'k' is reserved"));
+}
+
+// ---------------------------------------------------------------------------------------
+// Expressions: the column points at the offending token inside the scalar
+
+const std::string kCtx = R"y(op: a::f
+schema: "f(Tensor x) -> Tensor"
+context:
+  tp_size: {choose: [1, 2]}
+dims:
+)y";
+const std::string kSeqArgs = "args:\n  x: {dtype: float32, shape: [seq_len]}\n";
+
+TEST(LoaderExpr, InDoubleQuotedScalar) {
+  const std::string text = kCtx + "  seq_len: {range: [0, \"tp_sise * 2\"]}\n" + kSeqArgs;
+  EXPECT_TRUE(fails_at(text, 6, 25, "unknown name 'tp_sise' (known: tp_size)"));
+  EXPECT_TRUE(fails_at_token(text, "tp_sise", "unknown name 'tp_sise'"));
+}
+
+TEST(LoaderExpr, InSingleQuotedScalar) {
+  const std::string text = kCtx + "  seq_len: {range: [0, '2 * tp_sise']}\n" + kSeqArgs;
+  EXPECT_TRUE(fails_at(text, 6, 29, "unknown name 'tp_sise' (known: tp_size)"));
+}
+
+TEST(LoaderExpr, InUnquotedScalar) {
+  const std::string text = kCtx + "  seq_len: {range: [0, tp_size * 2 + tp_sise]}\n" + kSeqArgs;
+  EXPECT_TRUE(fails_at(text, 6, 38, "unknown name 'tp_sise' (known: tp_size)"));
+}
+
+TEST(LoaderExpr, InBlockSequenceOfFavor) {
+  const std::string text = kCtx + R"y(  seq_len:
+    range: [0, 8]
+    favor:
+      - k * tp_size
+      - "k * tp_sise + 1"
+)y" + kSeqArgs;
+  EXPECT_TRUE(fails_at(text, 10, 14, "unknown name 'tp_sise' (known: tp_size, k)"));
+}
+
+TEST(LoaderExpr, KOnlyInFavor) {
+  const std::string text = kCtx + "  seq_len: {range: [0, k]}\n" + kSeqArgs;
+  EXPECT_TRUE(fails_at(text, 6, 24, "unknown name 'k' (known: tp_size)"));
+}
+
+TEST(LoaderExpr, LaterDimIsUnknown) {
+  const std::string text = R"y(op: a::f
+schema: "f(Tensor x) -> Tensor"
+dims:
+  seq_len: {range: [0, hidden]}
+  hidden: {range: [1, 8]}
+)y" + kSeqArgs;
+  EXPECT_TRUE(fails_at(text, 4, 24, "unknown name 'hidden' (no names are in scope)"));
+  // A context value cannot see a dim either: context is loaded first.
+  EXPECT_TRUE(fails_at(R"y(op: a::f
+schema: "f(Tensor x) -> Tensor"
+dims:
+  seq_len: {range: [0, 8]}
+context:
+  tp_size: {choose: [1, seq_len]}
+)y" + kSeqArgs, 6, 25, "unknown name 'seq_len' (no names are in scope)"));
+}
+
+TEST(LoaderExpr, InShapesBranchesConstraintsRequires) {
+  EXPECT_TRUE(fails_at(kHead + "args:\n  x: {dtype: float32, shape: [n, \"m + 1\"]}\n", 6, 35,
+                       "unknown name 'm' (known: n)"));
+  // Shapes see dims only, not tensor metadata.
+  EXPECT_TRUE(fails_at_token(kHead + "args:\n  x: {dtype: float32, shape: [x.size(0)]}\n",
+                             "x.size", "unknown tensor 'x'"));
+  EXPECT_TRUE(fails_at_token(kSmall + "branches:\n  big: \"n >= 4 and nn\"\n", "nn\"",
+                             "unknown name 'nn' (known: n)"));
+  EXPECT_TRUE(fails_at_token(kSmall + "branches:\n  big: n + 1\n", "n + 1",
+                             "expected a boolean expression, got an integer one"));
+  EXPECT_TRUE(fails_at_token(kSmall + "constraints: [\"n > 0\", \"n = 1\"]\n", "= 1",
+                             "unexpected character '=' (use '==' to compare)"));
+  EXPECT_TRUE(fails_at_token(kSmall + "requires: [\"x.size(0) == n and y.dim() > 0\"]\n", "y.dim",
+                             "unknown tensor 'y'"));
+  EXPECT_TRUE(fails_at_token(kSmall + "requires: [x > 0]\n", "x > 0", "'x' is a tensor"));
+}
+
+TEST(LoaderExpr, InWritesRegion) {
+  const std::string head = R"y(op: a::f
+schema: "f(Tensor! x) -> ()"
+dims: {n: 3}
+args:
+  x: {dtype: float32, shape: [n]}
+mutates:
+)y";
+  EXPECT_TRUE(fails_at(head + "  x: {writes: \"[:nn]\"}\n", 7, 18, "unknown name 'nn' (known: n)"));
+  EXPECT_TRUE(fails_at(head + "  x: {writes: \"[1:n, :n + nn]\"}\n", 7, 27,
+                       "unknown name 'nn' (known: n)"));
+  EXPECT_TRUE(fails_at(head + "  x: {writes: [\":n\"]}\n", 7, 15, "writes must be a scalar"));
+  EXPECT_TRUE(fails_at(head + "  x: {writes: \"[n]\"}\n", 7, 17,
+                       "each dim of writes must be a slice 'start:stop'"));
+  EXPECT_TRUE(fails_at(head + "  x: {writes: \":n\"}\n", 7, 16,
+                       "writes must be 'all' or an index like \"[:num_tokens]\""));
+  EXPECT_TRUE(fails_at_token(head + "  x: {writes: all, rest: some}\n", "some",
+                             "mutates.x.rest must be 'untouched' or 'any'"));
+}
+
+// ---------------------------------------------------------------------------------------
+// The schema and the arguments
+
+TEST(LoaderSchema, ParserRejectsPointsAtTheToken) {
+  const std::string text = "op: a::f\nschema: \"f(Tensor x) -> Tensr\"\nargs: {}\n";
+  EXPECT_TRUE(fails_at(text, 2, 25, "PyTorch's schema parser rejects this schema: unknown type"));
+  const std::string unquoted = "op: a::f\nschema: f(Tensor x -> Tensor\nargs: {}\n";
+  EXPECT_TRUE(fails_at(unquoted, 2, 20,
+                       "PyTorch's schema parser rejects this schema: expected ) but found 'arrow'"));
+  // No caret diagram at the end of the text: the schema's start.
+  const std::string eof = "op: a::f\nschema: \"f(Tensor x) -> Tensor(a\"\nargs: {}\n";
+  EXPECT_TRUE(fails_at(eof, 2, 10, "PyTorch's schema parser rejects this schema: expected )"));
+}
+
+TEST(LoaderArgs, NotInSchemaSuggestsTheCloseOne) {
+  const std::string text = R"y(op: a::f
+schema: "f(Tensor x, int groups) -> Tensor"
+dims: {n: 3}
+args:
+  x: {dtype: float32, shape: [n]}
+  grups: 2
+)y";
+  EXPECT_TRUE(fails_at(text, 6, 3, "args.grups: the schema has no argument 'grups' (it has: x, "
+                                   "groups); did you mean 'groups'?"));
+}
+
+TEST(LoaderArgs, SchemaArgumentNotDescribed) {
+  const std::string text = R"y(op: a::f
+schema: "f(Tensor x, Tensor y, int g=2) -> Tensor"
+dims: {n: 3}
+args:
+  x: {dtype: float32, shape: [n]}
+)y";
+  EXPECT_TRUE(fails_at(text, 5, 3, "args: schema argument 'y' (Tensor) is not described"));
+  // A scalar without a default must be described too.
+  EXPECT_TRUE(fails_at(R"y(op: a::f
+schema: "f(Tensor x, int g) -> Tensor"
+dims: {n: 3}
+args:
+  x: {dtype: float32, shape: [n]}
+)y", 5, 3, "args: schema argument 'g' (int) is not described"));
+}
+
+TEST(LoaderArgs, ArgumentNamedLikeADim) {
+  EXPECT_TRUE(fails_at(R"y(op: a::f
+schema: "f(Tensor n) -> Tensor"
+dims: {n: 3}
+args:
+  n: {dtype: float32, shape: [3]}
+)y", 5, 3, "argument 'n' has the same name as a dim or context value"));
+}
+
+TEST(LoaderArgs, OptionalMustMatchTheSchema) {
+  EXPECT_TRUE(fails_at_token(R"y(op: a::f
+schema: "f(Tensor? x) -> Tensor"
+dims: {n: 3}
+args:
+  x: {dtype: float32, shape: [n], optional: false}
+)y", "false", "the schema says this argument is Tensor? (optional)"));
+}
+
+TEST(LoaderMutates, NonMutableArgument) {
+  const std::string text = R"y(op: a::f
+schema: "f(Tensor out, Tensor x) -> ()"
+dims: {n: 3}
+args:
+  out: {dtype: float32, shape: [n]}
+  x: {dtype: float32, shape: [n]}
+mutates:
+  out: {writes: all}
+)y";
+  EXPECT_TRUE(fails_at(text, 8, 3,
+                       "mutates.out: the schema does not mark this argument mutable (Tensor! or "
+                       "Tensor(a!))"));
+}
+
+TEST(LoaderMutates, UnknownArgument) {
+  EXPECT_TRUE(fails_at_token(kSmall + "mutates:\n  y: {writes: all}\n", "y:",
+                             "mutates: no argument named 'y' (arguments: x)"));
+}
+
+TEST(LoaderAliasing, ReturnsDisagreeWithTheSchema) {
+  const std::string aliased = R"y(op: a::f
+schema: "f(Tensor(a) x) -> Tensor(a)"
+dims: {n: 3}
+args:
+  x: {dtype: float32, shape: [n]}
+aliasing:
+  returns: [none]
+)y";
+  EXPECT_TRUE(fails_at(aliased, 7, 13,
+                       "aliasing.returns[0] is 'none' but the schema gives this return an alias "
+                       "of 'x'"));
+  EXPECT_TRUE(fails_at(kSmall + "aliasing:\n  returns: [x]\n", 8, 13,
+                       "aliasing.returns[0] is 'x' but the schema gives this return no alias "
+                       "annotation"));
+  EXPECT_TRUE(fails_at(kSmall + "aliasing:\n  returns: [none, none]\n", 8, 12,
+                       "aliasing.returns has 2 entries but the schema has 1 returns"));
+  EXPECT_TRUE(fails_at_token(kSmall + "aliasing:\n  returns: [y]\n", "y]",
+                             "aliasing.returns: no argument named 'y' (arguments: x)"));
+  EXPECT_TRUE(fails_at_token(kSmall + "returns: []\n", "[]",
+                             "returns has 0 entries but the schema has 1"));
+}
+
+TEST(LoaderModes, LeftOutWithoutSkip) {
+  EXPECT_TRUE(fails_at(kSmall + "modes: [eager]\n", 7, 8,
+                       "mode 'fake' is left out of modes without a reason: add it under skip: "
+                       "{fake: \"why\"}"));
+  EXPECT_TRUE(fails_at(kSmall + "modes: [eager, fake, compiled]\nskip: {}\n", 7, 8,
+                       "mode 'cudagraph' is left out of modes without a reason"));
+}
+
+TEST(LoaderModes, BadModesAndSkips) {
+  EXPECT_TRUE(fails_at(kSmall + "modes: [eager, fakee]\n", 7, 16,
+                       "unknown mode 'fakee' (modes: fake, eager, compiled, cudagraph)"));
+  EXPECT_TRUE(fails_at(kSmall + "modes: [eager, eager]\n", 7, 16, "mode 'eager' is listed twice"));
+  EXPECT_TRUE(fails_at(kSmall + "modes: [eager, fake, compiled]\nskip: {cudagraph: x, fake: y}\n",
+                       8, 22, "skip: mode 'fake' is also listed in modes"));
+  EXPECT_TRUE(fails_at(kSmall + "modes: [eager, fake, compiled]\nskip: {cuda: x}\n", 8, 8,
+                       "skip: unknown mode 'cuda'"));
+  // Without modes: every mode runs, so a skip contradicts it.
+  EXPECT_TRUE(fails_at(kSmall + "skip: {cudagraph: \"no GPU\"}\n", 7, 8,
+                       "skip: mode 'cudagraph' is skipped, but without modes: every mode runs"));
+}
+
+TEST(LoaderRegressions, UnknownClauseSuggestsTheCloseOne) {
+  const std::string text = kSmall + "regressions:\n  - target: a::g\n    expect: [alais]\n";
+  EXPECT_TRUE(fails_at(text, 9, 14, "unknown clause 'alais' (clauses: schema, alias,"));
+  EXPECT_TRUE(fails_at(text, 9, 14, "did you mean 'alias'?"));
+}
+
+TEST(LoaderRegressions, BadTargetsAndExpects) {
+  EXPECT_TRUE(fails_at_token(kSmall + "regressions:\n  - {target: g, expect: [alias]}\n", "g,",
+                             "target must be a qualified op name"));
+  EXPECT_TRUE(fails_at_token(kSmall + "regressions:\n  - {target: a::g, expect: []}\n", "[]",
+                             "expect must name at least one clause"));
+  EXPECT_TRUE(fails_at_token(kSmall + "regressions:\n  - {target: a::g}\n", "{target",
+                             "missing key 'expect' in a regression"));
+}
+
+}  // namespace
+}  // namespace opc

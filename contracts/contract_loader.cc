@@ -341,6 +341,10 @@ void Loader::load_tensor_arg(const YAML::Node& n, ArgSpec& a, Contract& c) {
   Fields f(*this, n, what);
   dtypes(f.need("dtype"), c, what + ".dtype", a.dtypes, a.dtype_from);
   if (a.dtype_from == a.index) fail(n, what + ".dtype cannot copy itself");
+  // A chain of copies must end in an argument that names its dtypes.
+  for (int from = a.dtype_from, steps = 0; from >= 0; from = c.args[from].dtype_from)
+    if (++steps > static_cast<int>(c.args.size()))
+      fail(n, what + ".dtype: the dtype copies go round in a circle back to '" + a.name + "'");
   Scope dims_only{c.scope.values, {}};
   YAML::Node shape = sequence(f.need("shape"), what + ".shape");
   for (const auto& d : shape) a.shape.push_back(expr(d, dims_only, ExprType::Int, what + ".shape"));

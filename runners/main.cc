@@ -52,7 +52,7 @@ struct Args {
   uint64_t seed = opc::kDefaultSeed;
 };
 
-uint64_t parse_number(const std::string& flag, const std::string& text, uint64_t max) {
+uint64_t parse_number(const std::string& flag, const std::string& text, uint64_t min, uint64_t max) {
   size_t used = 0;
   unsigned long long v = 0;
   try {
@@ -60,8 +60,8 @@ uint64_t parse_number(const std::string& flag, const std::string& text, uint64_t
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used != text.size() || text.empty() || text[0] == '-' || v > max)
-    throw UsageError(flag + " needs a number from 0 to " + std::to_string(max) + ", not '" + text + "'");
+  if (used != text.size() || text.empty() || text[0] == '-' || v < min || v > max)
+    throw UsageError(flag + " needs a number from " + std::to_string(min) + " to " + std::to_string(max) + ", not '" + text + "'");
   return v;
 }
 
@@ -81,15 +81,14 @@ Args parse_args(int argc, char** argv) {
     else if (arg == "--load") a.loads.push_back(value());
     else if (arg == "--json" && a.command == "check") a.json = value();
     else if (arg == "--regressions" && a.command == "check") a.regressions = true;
-    else if (arg == "--cases") a.cases = static_cast<int>(parse_number(arg, value(), 10000000));
-    else if (arg == "--seed") a.seed = parse_number(arg, value(), UINT64_MAX);
+    else if (arg == "--cases") a.cases = static_cast<int>(parse_number(arg, value(), 1, 10000000));
+    else if (arg == "--seed") a.seed = parse_number(arg, value(), 0, UINT64_MAX);
     else if (arg.rfind("--", 0) == 0) throw UsageError("unknown option '" + arg + "' for " + a.command);
     else a.contracts.push_back(arg);
   }
   if (a.contracts.empty()) throw UsageError(a.command + " needs at least one CONTRACT.yaml");
   if (a.regressions && !a.target.empty())
     throw UsageError("--regressions checks the targets the contract lists; drop --target");
-  if (a.cases == 0) throw UsageError("--cases must be at least 1");
   if (a.cases < 0) a.cases = a.command == "bench" ? 2000 : 100;
   return a;
 }

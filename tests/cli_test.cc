@@ -156,7 +156,7 @@ TEST(CliUsage, BadNumbers) {
   }
   r = run("check " + kChunk + " --cases 0");
   EXPECT_EQ(r.exit, 2) << r.output;
-  EXPECT_CONTAINS(r.output, "--cases must be at least 1");
+  EXPECT_CONTAINS(r.output, "--cases needs a number from 1 to");
   r = run("check " + kChunk + " --seed -1");
   EXPECT_EQ(r.exit, 2) << r.output;
   EXPECT_CONTAINS(r.output, "--seed needs a number");

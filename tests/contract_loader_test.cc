@@ -812,3 +812,25 @@ TEST(LoaderRegressions, BadTargetsAndExpects) {
 
 }  // namespace
 }  // namespace opc
+
+namespace opc {
+namespace {
+
+TEST(LoaderTypes, DtypeCopiesMustNotGoRoundInACircle) {
+  try {
+    load_contract_text(R"Y(
+op: t::op
+schema: "op(Tensor a, Tensor b) -> ()"
+args:
+  a: {dtype: b, shape: [2]}
+  b: {dtype: a, shape: [2]}
+)Y", "t.yaml");
+    FAIL() << "a dtype cycle loaded";
+  } catch (const ContractError& e) {
+    EXPECT_EQ(e.loc().line, 6);
+    EXPECT_NE(e.message().find("go round in a circle back to 'b'"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace opc

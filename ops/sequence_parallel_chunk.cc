@@ -50,3 +50,12 @@ TORCH_LIBRARY_FRAGMENT(opc_regress, m) {
 TORCH_LIBRARY_IMPL(opc_regress, CPU, m) {
   m.impl("sequence_parallel_chunk_impl_pr44130", &sequence_parallel_chunk_impl_pr44130);
 }
+
+// The same composite code on Meta tensors predicts eager exactly: sizes, strides,
+// storage offset of the narrowed chunk, and (for the as-shipped variant) the alias.
+TORCH_LIBRARY_IMPL(opc_vllm, Meta, m) {
+  m.impl("sequence_parallel_chunk_impl", &sequence_parallel_chunk_impl);
+}
+TORCH_LIBRARY_IMPL(opc_regress, Meta, m) {
+  m.impl("sequence_parallel_chunk_impl_pr44130", &sequence_parallel_chunk_impl_pr44130);
+}

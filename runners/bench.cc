@@ -12,6 +12,7 @@
 #include "generators/case_gen.h"
 #include "runners/check_driver.h"
 #include "runners/eager_runner.h"
+#include "runners/fake_runner.h"
 #include "runners/oracles/oracles.h"
 
 namespace opc {
@@ -68,7 +69,19 @@ void run_bench(const Contract& contract, const std::string& target, int cases, u
 
   const double eager = cases * rate([&] {
     rc::Random r(seed);
-    for (int i = 0; i < cases; ++i) eager_findings(op, contract, gen(r.split(), i % 101).value());
+    for (int i = 0; i < cases; ++i)
+      case_findings(op, contract, gen(r.split(), i % 101).value(), {Mode::Eager}, nullptr);
+  }, 1.0);
+
+  // The fake mode's own cost: generate and run on Meta tensors (its oracle compares with
+  // the eager run a check makes anyway).
+  const bool fake_runs = !contract.skip.count(Mode::Fake);
+  const double fake = !fake_runs ? 0 : cases * rate([&] {
+    rc::Random r(seed);
+    for (int i = 0; i < cases; ++i) {
+      const Case c = gen(r.split(), i % 101).value();
+      run_fake(op, contract, c, CaseFacts(c, contract));
+    }
   }, 1.0);
 
   char line[160];
@@ -78,7 +91,15 @@ void run_bench(const Contract& contract, const std::string& target, int cases, u
   std::snprintf(line, sizeof line, "bare: %.0f calls/s\neager: %.0f cases/s\nbare/eager: %.1f\n",
                 bare, eager, bare / eager);
   out << line;
-  std::snprintf(line, sizeof line, "slowest: eager %.0f cases/s\n", eager);
+  if (fake_runs) {
+    std::snprintf(line, sizeof line, "fake: %.0f cases/s\n", fake);
+    out << line;
+  } else {
+    out << "fake: not run (" << contract.skip.at(Mode::Fake) << ")\n";
+  }
+  const bool fake_slowest = fake_runs && fake < eager;
+  std::snprintf(line, sizeof line, "slowest: %s %.0f cases/s\n", fake_slowest ? "fake" : "eager",
+                fake_slowest ? fake : eager);
   out << line;
 }
 

@@ -4,6 +4,7 @@
 //   bare: 412345 calls/s      (the op alone, boxed through the dispatcher)
 //   eager: 5123 cases/s       (generate + materialise + call + every eager oracle)
 //   bare/eager: 80.5
+//   fake: 9000 cases/s        (generate + the same case on Meta tensors)
 #pragma once
 
 #include <cstdint>

@@ -13,24 +13,37 @@
 #include "generators/layout.h"
 #include "generators/shrink.h"
 #include "runners/eager_runner.h"
+#include "runners/fake_runner.h"
 #include "runners/oracles/oracles.h"
 #include "runners/oracles/storage_diff.h"
 
 namespace opc {
-std::vector<Finding> eager_findings(const OpBinding& op, const Contract& contract, const Case& c,
-                                    std::vector<bool>* written) {
+std::vector<Finding> case_findings(const OpBinding& op, const Contract& contract, const Case& c,
+                                   const std::vector<Mode>& modes, std::vector<bool>* written) {
   const CaseFacts facts(c, contract);
-  Observation obs = run_eager(op, contract, c, materialize(c, contract, facts));
+  Observation eager = run_eager(op, contract, c, materialize(c, contract, facts));
   if (written)
-    for (const ArgObservation& a : obs.tensors)
+    for (const ArgObservation& a : eager.tensors)
       if (!(*written)[a.arg] && !changed_elements(a).empty()) (*written)[a.arg] = true;
-  if (obs.threw)
-    return {{"crash", "the op threw on a case that meets the contract's constraints and "
-                      "requires: " + obs.error}};
-  const OracleInput in{contract, op.annotations, facts, obs};
   std::vector<Finding> out;
-  for (auto check : {check_alias, check_mutation, check_write, check_extent})
-    for (Finding& f : check(in)) out.push_back(std::move(f));
+  auto add = [&](std::vector<Finding> found, Mode mode) {
+    for (Finding& f : found) {
+      f.mode = to_string(mode);
+      out.push_back(std::move(f));
+    }
+  };
+  if (eager.threw) {
+    add({{"crash", "the op threw on a case that meets the contract's constraints and requires: " +
+                       eager.error}},
+        Mode::Eager);
+  } else {
+    const OracleInput in{contract, op.annotations, facts, eager};
+    for (auto check : {check_alias, check_mutation, check_write, check_extent}) add(check(in), Mode::Eager);
+  }
+  if (std::find(modes.begin(), modes.end(), Mode::Fake) != modes.end()) {
+    const Observation fake = run_fake(op, contract, c, facts);
+    add(check_fake({contract, eager, fake}), Mode::Fake);
+  }
   return out;
 }
 
@@ -50,22 +63,23 @@ std::string unfit_reason(const c10::FunctionSchema& want, const c10::FunctionSch
   return "";
 }
 
-const Finding* find_clause(const std::vector<Finding>& fs, const std::string& clause) {
+const Finding* find_same(const std::vector<Finding>& fs, const Finding& like) {
   for (const Finding& f : fs)
-    if (f.clause == clause) return &f;
+    if (f.clause == like.clause && f.mode == like.mode) return &f;
   return nullptr;
 }
 
-// Shrinks a failing case while the same clause keeps failing, so one bug does not
-// slide into another on the way down.
-ContractFinding shrink(const OpBinding& op, const Contract& contract,
-                       rc::Shrinkable<Case> failing, Finding first, int budget) {
+// Shrinks a failing case while the same clause keeps failing in the same mode, so one
+// bug does not slide into another on the way down.
+ContractFinding shrink(const OpBinding& op, const Contract& contract, const std::vector<Mode>& modes,
+                       rc::Shrinkable<Case> failing, const Finding& first, int budget) {
   ContractFinding f;
   f.clause = first.clause;
-  f.message = std::move(first.message);
+  f.mode = first.mode;
+  f.message = first.message;
   auto r = shrink_while(std::move(failing), [&](const Case& c) {
-    const std::vector<Finding> fs = eager_findings(op, contract, c);
-    const Finding* same = find_clause(fs, f.clause);
+    const std::vector<Finding> fs = case_findings(op, contract, c, modes, nullptr);
+    const Finding* same = find_same(fs, first);
     if (same) f.message = same->message;
     return same != nullptr;
   }, budget);
@@ -93,7 +107,7 @@ ContractResult check_contract(const Contract& contract, const std::string& targe
   for (Mode m : kAllModes) {
     if (auto skip = contract.skip.find(m); skip != contract.skip.end())
       r.modes[m] = {"not_run", 0, "skipped by the contract: " + skip->second};
-    else if (m != Mode::Eager)
+    else if (m != Mode::Eager && m != Mode::Fake)
       r.modes[m] = {"not_run", 0, "this version of opcontract has no " + std::string(to_string(m)) +
                                       " runner yet"};
   }
@@ -111,7 +125,9 @@ ContractResult check_contract(const Contract& contract, const std::string& targe
       auto contract_ptr = std::make_shared<const Contract>(contract);
       const rc::Gen<Case> gen = case_gen(contract_ptr);
       rc::Random master(options.seed);
-      std::set<std::string> seen;
+      std::set<std::string> seen;  // clause/mode pairs already found and shrunk
+      std::vector<Mode> run_modes{Mode::Eager};
+      if (!contract.skip.count(Mode::Fake)) run_modes.push_back(Mode::Fake);
       std::vector<bool> written(contract.args.size(), false);
       const auto start = std::chrono::steady_clock::now();
       auto last_report = start;
@@ -129,15 +145,18 @@ ContractResult check_contract(const Contract& contract, const std::string& targe
         const CaseFacts facts(c, contract);
         for (size_t b = 0; b < contract.branches.size(); ++b)
           branch_hits[b] += contract.branches[b].expr.eval(facts.input()) != 0;
-        for (Finding& f : eager_findings(op, *contract_ptr, c, &written)) {
-          if (!seen.insert(f.clause).second) continue;
-          ContractFinding cf = shrink(op, *contract_ptr, s, std::move(f), options.max_shrink_runs);
-          cf.mode = "eager";
+        for (const Finding& f : case_findings(op, *contract_ptr, c, run_modes, &written)) {
+          if (!seen.insert(f.clause + "/" + f.mode).second) continue;
+          ContractFinding cf = shrink(op, *contract_ptr, run_modes, s, f, options.max_shrink_runs);
           cf.cases_tried = i + 1;
           r.findings.push_back(std::move(cf));
         }
       }
-      r.modes[Mode::Eager] = {seen.empty() ? "pass" : "fail", r.cases, ""};
+      for (Mode m : run_modes) {
+        bool failed = false;
+        for (const auto& f : r.findings) failed |= f.mode == to_string(m);
+        r.modes[m] = {failed ? "fail" : "pass", r.cases, ""};
+      }
       for (const ArgSpec& a : contract.args)
         if (a.is_tensor && op.annotations.mutable_arg[a.index] && !written[a.index])
           r.warnings.push_back("argument '" + a.name + "' is declared mutable but was never "

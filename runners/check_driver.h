@@ -62,10 +62,11 @@ struct ContractResult {
 
 struct OpBinding;
 struct Finding;
-// One whole eager case: materialise, call, and every eager oracle's findings. When
-// `written` is given, sets written[i] for each argument whose bytes the op changed.
-std::vector<Finding> eager_findings(const OpBinding& op, const Contract& contract, const Case& c,
-                                    std::vector<bool>* written = nullptr);
+// One whole checked case: eager (always) and the other `modes` asked for, each with its
+// oracles; every finding says its mode. When `written` is given, sets written[i] for
+// each argument whose bytes eager changed.
+std::vector<Finding> case_findings(const OpBinding& op, const Contract& contract, const Case& c,
+                                   const std::vector<Mode>& modes, std::vector<bool>* written);
 
 ContractResult check_contract(const Contract& contract, const std::string& target,
                               const CheckOptions& options);

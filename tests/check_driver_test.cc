@@ -133,6 +133,11 @@ INSTANTIATE_TEST_SUITE_P(
                 {"write"}, "outside its declared region [:num_tokens]"},
         Planted{"tests/contracts/extent.yaml", "opc_test::copy_into_one_past_end", {"extent"},
                 "outside the view of 'out'"},
+        Planted{"tests/contracts/fake.yaml", "opc_test::clone_like_meta_contiguous", {"fake"},
+                "strides: eager [1, 2], meta [2, 1]"},
+        Planted{"tests/contracts/fake.yaml", "opc_test::clone_like_meta_aliasing", {"fake"},
+                "aliases: eager nothing, meta 'x'"},
+        Planted{"tests/contracts/fake.yaml", "opc_test::fresh_copy", {"fake"}, "no Meta (fake) kernel"},
         Planted{"tests/contracts/crash.yaml", "opc_test::throws_when_empty", {"crash"},
                 "empty input not supported"}),
     [](const ::testing::TestParamInfo<Planted>& info) {
@@ -156,7 +161,8 @@ INSTANTIATE_TEST_SUITE_P(Oracles, CleanTwin,
                                            "tests/contracts/write.yaml",
                                            "tests/contracts/write_region.yaml",
                                            "tests/contracts/extent.yaml",
-                                           "tests/contracts/crash.yaml"),
+                                           "tests/contracts/crash.yaml",
+                                           "tests/contracts/fake.yaml"),
                          [](const ::testing::TestParamInfo<const char*>& info) {
                            std::string f = info.param;
                            f = f.substr(f.rfind('/') + 1);

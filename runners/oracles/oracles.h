@@ -24,6 +24,7 @@ namespace opc {
 struct Finding {
   std::string clause;
   std::string message;
+  std::string mode;  // set by the driver: the mode whose run the finding came from
 };
 
 struct OracleInput {
@@ -44,6 +45,15 @@ std::vector<Finding> check_mutation(const OracleInput& in);
 std::vector<Finding> check_write(const OracleInput& in);
 // extent: bytes of a tensor's storage outside its view (guards, gaps) changed.
 std::vector<Finding> check_extent(const OracleInput& in);
+struct FakeInput {
+  const Contract& contract;
+  const Observation& eager;
+  const Observation& fake;  // the same case on Meta tensors
+};
+// fake: the Meta kernel is missing, throws where eager does not, or its returns differ
+// from eager's in sizes, dtype, significant strides, storage offset or aliasing.
+std::vector<Finding> check_fake(const FakeInput& in);
+
 // schema: the registered schema differs from the contract's, alias annotations included.
 std::optional<Finding> check_schema(const Contract& contract, const c10::FunctionSchema& registered);
 

@@ -113,3 +113,29 @@ TORCH_LIBRARY_IMPL(opc_test, CPU, m) {
   m.impl("copy_prefix", &copy_prefix);
   m.impl("copy_prefix_zeroes_padding", &copy_prefix_zeroes_padding);
 }
+
+// Fake-mode twins. The clean one's Meta kernel is its own composite code; the planted
+// ones predict contiguous strides for a transposed input, or an alias eager never makes.
+namespace {
+
+at::Tensor clone_like(const at::Tensor& x) { return x.clone(); }  // keeps x's strides
+at::Tensor meta_contiguous(const at::Tensor& x) { return at::empty(x.sizes(), x.options()); }
+at::Tensor meta_aliasing(const at::Tensor& x) { return x.view(x.sizes()); }
+
+}  // namespace
+
+TORCH_LIBRARY_FRAGMENT(opc_test, m) {
+  m.def("clone_like(Tensor x) -> Tensor");
+  m.def("clone_like_meta_contiguous(Tensor x) -> Tensor");
+  m.def("clone_like_meta_aliasing(Tensor x) -> Tensor");
+}
+TORCH_LIBRARY_IMPL(opc_test, CPU, m) {
+  m.impl("clone_like", &clone_like);
+  m.impl("clone_like_meta_contiguous", &clone_like);
+  m.impl("clone_like_meta_aliasing", &clone_like);
+}
+TORCH_LIBRARY_IMPL(opc_test, Meta, m) {
+  m.impl("clone_like", &clone_like);
+  m.impl("clone_like_meta_contiguous", &meta_contiguous);
+  m.impl("clone_like_meta_aliasing", &meta_aliasing);
+}

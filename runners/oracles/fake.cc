@@ -1,0 +1,90 @@
+// fake: the Meta kernel must predict eager's returns: sizes, dtype, strides of the dims
+// that matter, storage offset, and which inputs each return aliases.
+#include "runners/oracles/oracles.h"
+
+namespace opc {
+namespace {
+
+std::string list(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+// Strides of dims of size 1 (and of empty tensors) never change an element's address.
+bool same_significant_strides(const TensorMeta& a, const TensorMeta& b) {
+  for (int64_t s : a.sizes)
+    if (s == 0) return true;
+  for (size_t d = 0; d < a.sizes.size(); ++d)
+    if (a.sizes[d] > 1 && a.strides[d] != b.strides[d]) return false;
+  return true;
+}
+
+// The tensor arguments (schema indices) whose storage a return shares.
+std::vector<int> aliased_args(const ReturnObservation& r, const Observation& obs) {
+  std::vector<int> out;
+  for (const ArgObservation& a : obs.tensors)
+    if (r.meta.storage == a.after.storage) out.push_back(a.arg);
+  return out;
+}
+
+// The dispatcher's words for it differ across LibTorch versions.
+bool missing_meta_kernel(const std::string& error) {
+  return (error.find("Could not run") != std::string::npos && error.find("'Meta'") != std::string::npos) ||
+         error.find("no fake impl or Meta kernel registered") != std::string::npos;
+}
+
+}  // namespace
+
+std::vector<Finding> check_fake(const FakeInput& in) {
+  const Observation& eager = in.eager;
+  const Observation& fake = in.fake;
+  if (fake.threw) {
+    if (missing_meta_kernel(fake.error))
+      return {{"fake", "the op has no Meta (fake) kernel, and the contract lists the fake mode: "
+                       "torch.compile cannot trace it. Register one (TORCH_LIBRARY_IMPL(ns, "
+                       "Meta, m)) or skip the mode with a reason. (" +
+                           fake.error.substr(0, fake.error.find('\n')) + ")"}};
+    if (eager.threw) return {};  // both refuse the case: nothing to compare
+    return {{"fake", "the Meta kernel threw where eager did not: " + fake.error}};
+  }
+  if (eager.threw) return {};  // eager's own failure is reported by the crash clause
+  std::vector<Finding> out;
+  if (fake.returns.size() != eager.returns.size())
+    return {{"fake", "the Meta kernel returned " + std::to_string(fake.returns.size()) +
+                         " values, eager " + std::to_string(eager.returns.size())}};
+  for (size_t r = 0; r < eager.returns.size(); ++r) {
+    const ReturnObservation& e = eager.returns[r];
+    const ReturnObservation& f = fake.returns[r];
+    const std::string ret = "return " + std::to_string(r);
+    if (e.is_tensor != f.is_tensor || e.value.defined() != f.value.defined()) {
+      out.push_back({"fake", ret + ": the Meta kernel and eager disagree on whether it is a tensor"});
+      continue;
+    }
+    if (!e.is_tensor || !e.value.defined()) continue;
+    std::string diff;
+    auto add = [&](const std::string& what) { diff += (diff.empty() ? "" : "; ") + what; };
+    if (e.meta.sizes != f.meta.sizes) add("sizes: eager " + list(e.meta.sizes) + ", meta " + list(f.meta.sizes));
+    if (e.meta.dtype != f.meta.dtype)
+      add(std::string("dtype: eager ") + c10::toString(e.meta.dtype) + ", meta " + c10::toString(f.meta.dtype));
+    if (e.meta.sizes == f.meta.sizes && !same_significant_strides(e.meta, f.meta))
+      add("strides: eager " + list(e.meta.strides) + ", meta " + list(f.meta.strides));
+    if (e.meta.storage_offset != f.meta.storage_offset)
+      add("storage offset: eager " + std::to_string(e.meta.storage_offset) + ", meta " +
+          std::to_string(f.meta.storage_offset));
+    const std::vector<int> ea = aliased_args(e, eager), fa = aliased_args(f, fake);
+    auto names = [&](const std::vector<int>& v) {
+      std::string s;
+      for (int i : v) s += (s.empty() ? "'" : ", '") + in.contract.args[i].name + "'";
+      return s.empty() ? std::string("nothing") : s;
+    };
+    if (ea != fa) add("aliases: eager " + names(ea) + ", meta " + names(fa));
+    if (!diff.empty())
+      out.push_back({"fake", ret + ": the Meta kernel does not predict eager (" + diff +
+                                 "). torch.compile plans memory and later ops from the Meta "
+                                 "result, so the compiled program computes with the wrong layout."});
+  }
+  return out;
+}
+
+}  // namespace opc

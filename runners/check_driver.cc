@@ -12,6 +12,7 @@
 #include "generators/case_gen.h"
 #include "generators/layout.h"
 #include "generators/shrink.h"
+#include "runners/compiled_runner.h"
 #include "runners/eager_runner.h"
 #include "runners/fake_runner.h"
 #include "runners/oracles/oracles.h"
@@ -43,6 +44,10 @@ std::vector<Finding> case_findings(const OpBinding& op, const Contract& contract
   if (std::find(modes.begin(), modes.end(), Mode::Fake) != modes.end()) {
     const Observation fake = run_fake(op, contract, c, facts);
     add(check_fake({contract, eager, fake}), Mode::Fake);
+  }
+  if (std::find(modes.begin(), modes.end(), Mode::Compiled) != modes.end()) {
+    const CompiledObservation compiled = run_compiled(op, contract, c, facts);
+    add(check_compiled({contract, op.annotations, eager, compiled}), Mode::Compiled);
   }
   return out;
 }
@@ -107,7 +112,7 @@ ContractResult check_contract(const Contract& contract, const std::string& targe
   for (Mode m : kAllModes) {
     if (auto skip = contract.skip.find(m); skip != contract.skip.end())
       r.modes[m] = {"not_run", 0, "skipped by the contract: " + skip->second};
-    else if (m != Mode::Eager && m != Mode::Fake)
+    else if (m == Mode::Cudagraph)
       r.modes[m] = {"not_run", 0, "this version of opcontract has no " + std::string(to_string(m)) +
                                       " runner yet"};
   }
@@ -127,7 +132,8 @@ ContractResult check_contract(const Contract& contract, const std::string& targe
       rc::Random master(options.seed);
       std::set<std::string> seen;  // clause/mode pairs already found and shrunk
       std::vector<Mode> run_modes{Mode::Eager};
-      if (!contract.skip.count(Mode::Fake)) run_modes.push_back(Mode::Fake);
+      for (Mode m : {Mode::Fake, Mode::Compiled})
+        if (!contract.skip.count(m)) run_modes.push_back(m);
       std::vector<bool> written(contract.args.size(), false);
       const auto start = std::chrono::steady_clock::now();
       auto last_report = start;

@@ -5,6 +5,7 @@
 
 #include "contracts/contract_loader.h"
 #include "runners/check_driver.h"
+#include "runners/compiled_runner.h"
 
 namespace opc {
 namespace {
@@ -37,19 +38,26 @@ TEST_F(CheckDriver, FixedPortHoldsWithBothBranchesHit) {
   EXPECT_FALSE(r.modes.at(Mode::Cudagraph).reason.empty());
 }
 
-TEST_F(CheckDriver, AsShippedPortIsCaughtByAliasOnADivisibleLength) {
+TEST_F(CheckDriver, AsShippedPortIsCaughtByAliasAndTheGuardOnADivisibleLength) {
   const Contract c = load("contracts/vllm/sequence_parallel_chunk_impl.yaml");
   for (uint64_t seed : std::vector<uint64_t>{1, 2, 3, kDefaultSeed}) {
     CheckOptions opt;
     opt.seed = seed;
     const ContractResult r = check_contract(c, "opc_regress::sequence_parallel_chunk_impl_pr44130", opt);
-    ASSERT_EQ(found_clauses(r), std::vector<std::string>{"alias"}) << "seed " << seed;
+    ASSERT_EQ(found_clauses(r), (std::vector<std::string>{"alias", "compiled"})) << "seed " << seed;
     const ContractFinding& f = r.findings[0];
     EXPECT_LE(f.cases_tried, 100);
     ASSERT_TRUE(f.has_case);
     EXPECT_EQ(value(f.minimal, c, "seq_len") % value(f.minimal, c, "tp_size"), 0);
     EXPECT_EQ(value(f.minimal, c, "hidden"), 1);
     EXPECT_NE(f.message.find("shares storage with argument 'x'"), std::string::npos) << f.message;
+    const ContractFinding& guard = r.findings[1];
+    EXPECT_EQ(guard.mode, "compiled");
+    EXPECT_NE(guard.message.find(aliasing_guard_message(
+                  "opc_regress.sequence_parallel_chunk_impl_pr44130.default")),
+              std::string::npos)
+        << guard.message;
+    EXPECT_EQ(value(guard.minimal, c, "seq_len") % value(guard.minimal, c, "tp_size"), 0);
   }
 }
 
@@ -138,11 +146,19 @@ INSTANTIATE_TEST_SUITE_P(
         Planted{"tests/contracts/fake.yaml", "opc_test::clone_like_meta_aliasing", {"fake"},
                 "aliases: eager nothing, meta 'x'"},
         Planted{"tests/contracts/fake.yaml", "opc_test::fresh_copy", {"fake"}, "no Meta (fake) kernel"},
+        Planted{"tests/contracts/compiled_returns.yaml", "opc_test::returns_view", {"alias", "compiled"},
+                "(with implementation in ?\?\?): The output of this custom operator (1) must not"},
+        Planted{"tests/contracts/compiled_returns.yaml", "opc_test::returns_from_blob", {"alias", "compiled"},
+                "changed when the op's non-mutable inputs were overwritten"},
+        Planted{"tests/contracts/compiled_mutating.yaml", "opc_test::depends_on_out_offset",
+                {"compiled"}, "after copy-back differs from eager"},
         Planted{"tests/contracts/crash.yaml", "opc_test::throws_when_empty", {"crash"},
                 "empty input not supported"}),
     [](const ::testing::TestParamInfo<Planted>& info) {
+      std::string c = info.param.contract;
       const std::string t = info.param.target;
-      return t.substr(t.rfind(':') + 1);
+      c = c.substr(c.rfind('/') + 1);
+      return c.substr(0, c.find('.')) + "_" + t.substr(t.rfind(':') + 1);
     });
 
 class CleanTwin : public CheckDriver, public ::testing::WithParamInterface<const char*> {};
@@ -162,7 +178,9 @@ INSTANTIATE_TEST_SUITE_P(Oracles, CleanTwin,
                                            "tests/contracts/write_region.yaml",
                                            "tests/contracts/extent.yaml",
                                            "tests/contracts/crash.yaml",
-                                           "tests/contracts/fake.yaml"),
+                                           "tests/contracts/fake.yaml",
+                                           "tests/contracts/compiled_returns.yaml",
+                                           "tests/contracts/compiled_mutating.yaml"),
                          [](const ::testing::TestParamInfo<const char*>& info) {
                            std::string f = info.param;
                            f = f.substr(f.rfind('/') + 1);

@@ -54,6 +54,17 @@ struct FakeInput {
 // from eager's in sizes, dtype, significant strides, storage offset or aliasing.
 std::vector<Finding> check_fake(const FakeInput& in);
 
+struct CompiledObservation;
+struct CompiledInput {
+  const Contract& contract;
+  const Annotations& registered;
+  const Observation& eager;
+  const CompiledObservation& compiled;
+};
+// compiled: the aliasing guard fires (PyTorch's message), a return reads dead inputs'
+// memory, or the functionalized call's results differ from eager's, bitwise.
+std::vector<Finding> check_compiled(const CompiledInput& in);
+
 // schema: the registered schema differs from the contract's, alias annotations included.
 std::optional<Finding> check_schema(const Contract& contract, const c10::FunctionSchema& registered);
 

@@ -139,3 +139,24 @@ TORCH_LIBRARY_IMPL(opc_test, Meta, m) {
   m.impl("clone_like_meta_contiguous", &meta_contiguous);
   m.impl("clone_like_meta_aliasing", &meta_aliasing);
 }
+
+// Compiled-mode twins. The planted one computes differently when `out` sits at a storage
+// offset, as a kernel choosing a vectorised path by address would: eager hands it the
+// caller's buffer (offset > 0 here), functionalization a fresh clone at offset 0.
+namespace {
+
+void add_into(at::Tensor& out, const at::Tensor& x) { out.copy_(x + 1); }
+void depends_on_out_offset(at::Tensor& out, const at::Tensor& x) {
+  out.copy_(out.storage_offset() != 0 ? x + 1 : x + 2);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_FRAGMENT(opc_test, m) {
+  m.def("add_into(Tensor! out, Tensor x) -> ()");
+  m.def("depends_on_out_offset(Tensor! out, Tensor x) -> ()");
+}
+TORCH_LIBRARY_IMPL(opc_test, CPU, m) {
+  m.impl("add_into", &add_into);
+  m.impl("depends_on_out_offset", &depends_on_out_offset);
+}

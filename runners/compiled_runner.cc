@@ -1,0 +1,115 @@
+#include "runners/compiled_runner.h"
+
+#include <cstring>
+#include <unordered_set>
+
+#include "runners/eager_runner.h"
+#include "runners/materialize.h"
+
+namespace opc {
+namespace {
+
+// "ns::name" + overload -> "ns.name.default", as an OpOverload prints in Python.
+std::string python_name(const c10::OperatorHandle& handle) {
+  const c10::OperatorName& n = handle.operator_name();
+  std::string s = n.name;
+  if (size_t p = s.find("::"); p != std::string::npos) s.replace(p, 2, ".");
+  return s + "." + (n.overload_name.empty() ? "default" : n.overload_name);
+}
+
+bool returns_annotated(const c10::FunctionSchema& schema) {
+  for (const auto& r : schema.returns())
+    if (r.alias_info()) return true;
+  return false;
+}
+
+}  // namespace
+
+std::vector<uint8_t> dense_bytes(const at::Tensor& t) {
+  if (!t.defined()) return {};
+  const at::Tensor dense = t.contiguous();
+  std::vector<uint8_t> b(dense.nbytes());
+  if (!b.empty()) std::memcpy(b.data(), dense.data_ptr(), b.size());
+  return b;
+}
+
+std::string aliasing_guard_message(const std::string& op_name) {
+  return op_name +
+         " (with implementation in ?\?\?): The output of this custom operator (1) must not also be "
+         "an input to this custom operator and (2) may not alias any inputs to this custom "
+         "operator or other returns. The most common way to trigger this error is if we have y "
+         "= custom_op(x) and y and x are the same Tensor. Please instead return a clone of the "
+         "offending output tensor(s) (e.g. return x.clone()) or refactor the custom operator to "
+         "not return y.";
+}
+
+CompiledObservation run_compiled(const OpBinding& op, const Contract& contract, const Case& c,
+                                 const CaseFacts& facts) {
+  CompiledObservation out;
+  Materialized m = materialize(c, contract, facts);
+  std::vector<c10::IValue> args = m.args;
+  std::vector<std::pair<at::Tensor, at::Tensor>> clones;  // caller's view, functional clone
+  for (const TensorArg& t : m.tensors) {
+    if (!op.annotations.mutable_arg[t.arg]) continue;
+    at::Tensor clone = at::empty_strided(t.view.sizes(), t.view.strides(), t.view.options());
+    clone.copy_(t.view);
+    args[t.arg] = clone;
+    clones.emplace_back(t.view, clone);
+  }
+  for (const TensorArg& t : m.tensors) {
+    ArgObservation a;
+    a.arg = t.arg;
+    a.storage = t.storage;
+    a.view = t.view;
+    a.before = TensorMeta::of(t.view);
+    out.obs.tensors.push_back(std::move(a));
+  }
+  set_context(contract, c);
+  std::vector<c10::IValue> rets;
+  try {
+    rets = call_boxed(op, args);
+  } catch (const std::exception& e) {
+    out.obs.threw = true;
+    out.obs.error = e.what();
+    out.obs.error = out.obs.error.substr(0, out.obs.error.find("\nException raised from"));
+    return out;
+  }
+  if (!returns_annotated(op.handle.schema())) {
+    std::unordered_set<const void*> seen;
+    for (const c10::IValue& a : args)
+      if (a.isTensor()) seen.insert(a.toTensor().storage().unsafeGetStorageImpl());
+    for (const c10::IValue& r : rets)
+      if (r.isTensor() && r.toTensor().defined() &&
+          !seen.insert(r.toTensor().storage().unsafeGetStorageImpl()).second) {
+        out.guard_error = aliasing_guard_message(python_name(op.handle));
+        break;
+      }
+  }
+  for (auto& [view, clone] : clones) view.copy_(clone);
+  for (ArgObservation& a : out.obs.tensors) a.after = TensorMeta::of(a.view);
+  for (const c10::IValue& r : rets) {
+    ReturnObservation ro;
+    ro.is_tensor = r.isTensor();
+    if (ro.is_tensor) {
+      ro.value = r.toTensor();
+      ro.meta = TensorMeta::of(ro.value);
+    }
+    out.obs.returns.push_back(std::move(ro));
+  }
+  // Dead inputs: after the op, Inductor may hand a non-mutable input's buffer to someone
+  // else. A return that reads that memory changes with it.
+  for (const ReturnObservation& r : out.obs.returns)
+    out.return_bytes.push_back(r.is_tensor ? dense_bytes(r.value) : std::vector<uint8_t>{});
+  for (const TensorArg& t : m.tensors) {
+    if (op.annotations.mutable_arg[t.arg]) continue;
+    std::memset(t.storage.data_ptr(), 0x7F, t.storage.nbytes());
+  }
+  for (size_t r = 0; r < out.obs.returns.size(); ++r) {
+    const ReturnObservation& ro = out.obs.returns[r];
+    if (ro.is_tensor && ro.value.defined() && dense_bytes(ro.value) != out.return_bytes[r])
+      out.changed_by_dead_inputs.push_back(static_cast<int>(r));
+  }
+  return out;
+}
+
+}  // namespace opc

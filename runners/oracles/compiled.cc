@@ -1,0 +1,69 @@
+// compiled: what torch.compile does to an opaque custom op must not change its meaning.
+#include "runners/compiled_runner.h"
+#include "runners/oracles/oracles.h"
+
+namespace opc {
+namespace {
+
+// The first differing element of two dense byte images, as "[i, j]".
+std::string first_difference(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b,
+                             const at::Tensor& like) {
+  const size_t item = like.element_size();
+  size_t e = 0;
+  while ((e + 1) * item <= std::min(a.size(), b.size()) &&
+         std::equal(a.begin() + e * item, a.begin() + (e + 1) * item, b.begin() + e * item))
+    ++e;
+  std::vector<int64_t> idx(like.dim());
+  for (int64_t d = like.dim() - 1; d >= 0; --d) {
+    const int64_t size = std::max<int64_t>(like.size(d), 1);
+    idx[d] = static_cast<int64_t>(e) % size;
+    e /= size;
+  }
+  std::string s = "[";
+  for (size_t i = 0; i < idx.size(); ++i) s += (i ? ", " : "") + std::to_string(idx[i]);
+  return s + "]";
+}
+
+}  // namespace
+
+std::vector<Finding> check_compiled(const CompiledInput& in) {
+  const Observation& eager = in.eager;
+  const CompiledObservation& compiled = in.compiled;
+  if (eager.threw) return {};  // the crash clause reports it
+  if (compiled.obs.threw)
+    return {{"compiled", "called the way torch.compile calls it (mutable arguments cloned), the op "
+                         "threw where eager did not: " + compiled.obs.error}};
+  std::vector<Finding> out;
+  if (!compiled.guard_error.empty())
+    out.push_back({"compiled", "torch.compile's custom-op aliasing guard fires: " + compiled.guard_error});
+  for (int r : compiled.changed_by_dead_inputs)
+    out.push_back({"compiled", "return " + std::to_string(r) +
+                                   " changed when the op's non-mutable inputs were overwritten after "
+                                   "the call: it reads their memory. Inductor may reuse a dead "
+                                   "input's buffer, so the compiled program reads garbage."});
+  for (size_t r = 0; r < eager.returns.size() && r < compiled.obs.returns.size(); ++r) {
+    const ReturnObservation& e = eager.returns[r];
+    if (!e.is_tensor || !e.value.defined()) continue;
+    const std::vector<uint8_t> want = dense_bytes(e.value);
+    if (compiled.obs.returns[r].meta.sizes != e.meta.sizes || compiled.return_bytes[r] != want)
+      out.push_back({"compiled", "return " + std::to_string(r) +
+                                     " differs from eager when the op runs on functionalized "
+                                     "clones (first at " +
+                                     first_difference(want, compiled.return_bytes[r], e.value) +
+                                     "): the op's result depends on whether its mutable "
+                                     "arguments alias the caller's tensors."});
+  }
+  for (size_t i = 0; i < eager.tensors.size() && i < compiled.obs.tensors.size(); ++i) {
+    const ArgObservation& e = eager.tensors[i];
+    if (!in.registered.mutable_arg[e.arg]) continue;
+    const std::vector<uint8_t> want = dense_bytes(e.view), got = dense_bytes(compiled.obs.tensors[i].view);
+    if (want != got)
+      out.push_back({"compiled", "argument '" + in.contract.args[e.arg].name +
+                                     "' after copy-back differs from eager (first at " +
+                                     first_difference(want, got, e.view) +
+                                     "): written through a clone, the op computes something else."});
+  }
+  return out;
+}
+
+}  // namespace opc

@@ -151,6 +151,7 @@ struct Contract {
   std::vector<MutateSpec> mutates;
   std::map<Mode, std::string> skip;  // modes left out, with the contract's reason
   std::vector<Mode> modes;
+  bool deterministic = true;  // `determinism: bitwise` (default): the same case, the same bytes
   std::vector<Regression> regressions;
 
   const ArgSpec* arg(const std::string& name) const;

@@ -18,8 +18,8 @@ namespace {
 
 // Keys of the format that a later version checks; accepting them silently would weaken
 // the contract, so they are refused by name.
-const std::set<std::string> kNotYetSupported = {"padding",     "reference", "tolerance",
-                                                "determinism", "cudagraph", "donates"};
+const std::set<std::string> kNotYetSupported = {"padding", "reference", "tolerance", "cudagraph",
+                                                "donates"};
 
 class Loader {
  public:
@@ -151,7 +151,7 @@ Contract Loader::load(const YAML::Node& root) {
   Fields f(*this, root, "the contract");
   f.allow({"op", "overload", "port", "upstream", "schema", "context", "dims", "args",
            "constraints", "requires", "branches", "aliasing", "returns", "mutates", "skip",
-           "modes", "regressions"});
+           "modes", "determinism", "regressions"});
 
   YAML::Node op = f.need("op");
   c.op = scalar(op, "op");
@@ -210,6 +210,14 @@ Contract Loader::load(const YAML::Node& root) {
   if (YAML::Node n = f.take("returns")) load_returns(n, c);
   if (YAML::Node n = f.take("mutates")) load_mutates(n, c);
   load_modes(f.take("modes"), f.take("skip"), c);
+  if (YAML::Node d = f.take("determinism")) {
+    const std::string v = scalar(d, "determinism");
+    if (v == "tolerance")
+      fail(d, "determinism: tolerance is part of the contract format but this version of "
+              "opcontract does not check it yet; use bitwise or none");
+    if (v != "bitwise" && v != "none") fail(d, "determinism must be bitwise or none, not '" + v + "'");
+    c.deterministic = v == "bitwise";
+  }
   if (YAML::Node n = f.take("regressions")) load_regressions(n, c);
   f.done();
   return c;

@@ -17,7 +17,7 @@ struct ClauseRow {
 const ClauseRow kCaseClauses[] = {
     {"alias", {Mode::Eager}},  {"mutation", {Mode::Eager}}, {"write", {Mode::Eager}},
     {"extent", {Mode::Eager}}, {"crash", {Mode::Eager}},    {"fake", {Mode::Fake}},
-    {"compiled", {Mode::Compiled}},
+    {"determinism", {Mode::Eager}}, {"compiled", {Mode::Compiled}},
 };
 
 bool found(const ContractResult& r, const std::string& clause, const std::string& mode) {
@@ -76,17 +76,17 @@ void print_text_report(std::ostream& out, const std::vector<RunEntry>& run) {
       continue;
     }
     out << "   " << r.file << " - " << r.cases << " cases - seed " << r.seed << "\n";
-    out << "   " << std::left << std::setw(10) << "clause";
+    out << "   " << std::left << std::setw(12) << "clause";
     for (Mode m : kAllModes) out << std::setw(11) << to_string(m);
     out << "\n";
     for (const ClauseRow& row : kCaseClauses) {
-      out << "   " << std::setw(10) << row.clause;
+      out << "   " << std::setw(12) << row.clause;
       for (Mode m : kAllModes) out << std::setw(11) << cell(r, row, m);
       out << "\n";
     }
-    out << "   " << std::setw(10) << "schema" << (found(r, "schema", "") ? "FAIL" : "pass")
+    out << "   " << std::setw(12) << "schema" << (found(r, "schema", "") ? "FAIL" : "pass")
         << " (registered vs contract, once)\n";
-    out << "   " << std::setw(10) << "branches";
+    out << "   " << std::setw(12) << "branches";
     if (r.branches.empty()) out << "(none declared)";
     for (size_t i = 0; i < r.branches.size(); ++i)
       out << (i ? ", " : "") << r.branches[i].first << " " << r.branches[i].second;

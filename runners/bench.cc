@@ -11,6 +11,7 @@
 
 #include "generators/case_gen.h"
 #include "runners/check_driver.h"
+#include "runners/compiled_runner.h"
 #include "runners/eager_runner.h"
 #include "runners/fake_runner.h"
 #include "runners/oracles/oracles.h"
@@ -84,6 +85,16 @@ void run_bench(const Contract& contract, const std::string& target, int cases, u
     }
   }, 1.0);
 
+  // The compiled mode's own cost: generate, clone, call, guard, copy back, poison inputs.
+  const bool compiled_runs = !contract.skip.count(Mode::Compiled);
+  const double compiled = !compiled_runs ? 0 : cases * rate([&] {
+    rc::Random r(seed);
+    for (int i = 0; i < cases; ++i) {
+      const Case c = gen(r.split(), i % 101).value();
+      run_compiled(op, contract, c, CaseFacts(c, contract));
+    }
+  }, 1.0);
+
   char line[160];
   out << "bench " << contract.op << " -> " << target << ": " << cases
       << " generated cases, largest " << largest << " elements, seed " << seed << ", "
@@ -97,9 +108,16 @@ void run_bench(const Contract& contract, const std::string& target, int cases, u
   } else {
     out << "fake: not run (" << contract.skip.at(Mode::Fake) << ")\n";
   }
-  const bool fake_slowest = fake_runs && fake < eager;
-  std::snprintf(line, sizeof line, "slowest: %s %.0f cases/s\n", fake_slowest ? "fake" : "eager",
-                fake_slowest ? fake : eager);
+  if (compiled_runs) {
+    std::snprintf(line, sizeof line, "compiled: %.0f cases/s\n", compiled);
+    out << line;
+  } else {
+    out << "compiled: not run (" << contract.skip.at(Mode::Compiled) << ")\n";
+  }
+  std::pair<const char*, double> slowest{"eager", eager};
+  if (fake_runs && fake < slowest.second) slowest = {"fake", fake};
+  if (compiled_runs && compiled < slowest.second) slowest = {"compiled", compiled};
+  std::snprintf(line, sizeof line, "slowest: %s %.0f cases/s\n", slowest.first, slowest.second);
   out << line;
 }
 

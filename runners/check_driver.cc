@@ -41,6 +41,10 @@ std::vector<Finding> case_findings(const OpBinding& op, const Contract& contract
     const OracleInput in{contract, op.annotations, facts, eager};
     for (auto check : {check_alias, check_mutation, check_write, check_extent}) add(check(in), Mode::Eager);
   }
+  if (contract.deterministic) {
+    const Observation again = rerun_eager(op, contract, c, materialize(c, contract, facts));
+    add(check_determinism({contract, op.annotations, eager, again}), Mode::Eager);
+  }
   if (std::find(modes.begin(), modes.end(), Mode::Fake) != modes.end()) {
     const Observation fake = run_fake(op, contract, c, facts);
     add(check_fake({contract, eager, fake}), Mode::Fake);

@@ -34,8 +34,10 @@ std::vector<c10::IValue> call_boxed(const OpBinding& op, const std::vector<c10::
   return stack;
 }
 
-Observation run_eager(const OpBinding& op, const Contract& contract, const Case& c,
-                      Materialized m) {
+namespace {
+
+Observation call_observed(const OpBinding& op, const Contract& contract, const Case& c,
+                          Materialized m, bool snapshot) {
   Observation obs;
   obs.tensors.reserve(m.tensors.size());
   for (const TensorArg& t : m.tensors) {
@@ -44,7 +46,7 @@ Observation run_eager(const OpBinding& op, const Contract& contract, const Case&
     a.storage = t.storage;
     a.view = t.view;
     a.before = TensorMeta::of(t.view);
-    const size_t n = t.storage.nbytes();
+    const size_t n = snapshot ? t.storage.nbytes() : 0;
     a.bytes_before.resize(n);
     if (n) std::memcpy(a.bytes_before.data(), t.storage.data_ptr(), n);
     obs.tensors.push_back(std::move(a));
@@ -70,6 +72,18 @@ Observation run_eager(const OpBinding& op, const Contract& contract, const Case&
     obs.returns.push_back(std::move(ro));
   }
   return obs;
+}
+
+}  // namespace
+
+Observation run_eager(const OpBinding& op, const Contract& contract, const Case& c,
+                      Materialized m) {
+  return call_observed(op, contract, c, std::move(m), true);
+}
+
+Observation rerun_eager(const OpBinding& op, const Contract& contract, const Case& c,
+                        Materialized m) {
+  return call_observed(op, contract, c, std::move(m), false);
 }
 
 }  // namespace opc

@@ -20,4 +20,8 @@ std::vector<c10::IValue> call_boxed(const OpBinding& op, const std::vector<c10::
 Observation run_eager(const OpBinding& op, const Contract& contract, const Case& c,
                       Materialized m);
 
+// The same call without the snapshots the oracles need: for re-running a case.
+Observation rerun_eager(const OpBinding& op, const Contract& contract, const Case& c,
+                        Materialized m);
+
 }  // namespace opc

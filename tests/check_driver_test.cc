@@ -152,6 +152,8 @@ INSTANTIATE_TEST_SUITE_P(
                 "changed when the op's non-mutable inputs were overwritten"},
         Planted{"tests/contracts/compiled_mutating.yaml", "opc_test::depends_on_out_offset",
                 {"compiled"}, "after copy-back differs from eager"},
+        Planted{"tests/contracts/determinism.yaml", "opc_test::counts_calls", {"determinism"},
+                "differs between two runs of the same case"},
         Planted{"tests/contracts/crash.yaml", "opc_test::throws_when_empty", {"crash"},
                 "empty input not supported"}),
     [](const ::testing::TestParamInfo<Planted>& info) {
@@ -180,7 +182,8 @@ INSTANTIATE_TEST_SUITE_P(Oracles, CleanTwin,
                                            "tests/contracts/crash.yaml",
                                            "tests/contracts/fake.yaml",
                                            "tests/contracts/compiled_returns.yaml",
-                                           "tests/contracts/compiled_mutating.yaml"),
+                                           "tests/contracts/compiled_mutating.yaml",
+                                           "tests/contracts/determinism.yaml"),
                          [](const ::testing::TestParamInfo<const char*>& info) {
                            std::string f = info.param;
                            f = f.substr(f.rfind('/') + 1);

@@ -65,6 +65,15 @@ struct CompiledInput {
 // memory, or the functionalized call's results differ from eager's, bitwise.
 std::vector<Finding> check_compiled(const CompiledInput& in);
 
+struct DeterminismInput {
+  const Contract& contract;
+  const Annotations& registered;
+  const Observation& first;
+  const Observation& second;  // the same case again, on fresh identical tensors
+};
+// determinism: a return or mutable argument differs between two runs of one case.
+std::vector<Finding> check_determinism(const DeterminismInput& in);
+
 // schema: the registered schema differs from the contract's, alias annotations included.
 std::optional<Finding> check_schema(const Contract& contract, const c10::FunctionSchema& registered);
 

@@ -160,3 +160,16 @@ TORCH_LIBRARY_IMPL(opc_test, CPU, m) {
   m.impl("add_into", &add_into);
   m.impl("depends_on_out_offset", &depends_on_out_offset);
 }
+
+// Determinism twins: the planted op adds a call counter, so no two runs agree.
+namespace {
+
+at::Tensor counts_calls(const at::Tensor& x) {
+  static int64_t calls = 0;
+  return x + static_cast<double>(++calls);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_FRAGMENT(opc_test, m) { m.def("counts_calls(Tensor x) -> Tensor"); }
+TORCH_LIBRARY_IMPL(opc_test, CPU, m) { m.impl("counts_calls", &counts_calls); }

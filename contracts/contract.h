@@ -116,6 +116,16 @@ struct ReturnSpec {
   int aliases = -1;  // argument index this return may alias (from the schema), -1 none
 };
 
+// Rows `real..size` of dim `dim` of the listed tensors are padding: the caller's
+// garbage, which results on the real rows must not depend on (vLLM pads batches up to a
+// CUDA-graph capture size).
+struct PaddingSpec {
+  SourceLoc loc;
+  int64_t dim = 0;
+  Expr real;
+  std::vector<int> args;
+};
+
 struct Regression {
   std::string target;
   SourceLoc loc;
@@ -151,6 +161,7 @@ struct Contract {
   std::vector<MutateSpec> mutates;
   std::map<Mode, std::string> skip;  // modes left out, with the contract's reason
   std::vector<Mode> modes;
+  std::optional<PaddingSpec> padding;
   bool deterministic = true;  // `determinism: bitwise` (default): the same case, the same bytes
   std::vector<Regression> regressions;
 

@@ -18,8 +18,7 @@ namespace {
 
 // Keys of the format that a later version checks; accepting them silently would weaken
 // the contract, so they are refused by name.
-const std::set<std::string> kNotYetSupported = {"padding", "reference", "tolerance", "cudagraph",
-                                                "donates"};
+const std::set<std::string> kNotYetSupported = {"reference", "tolerance", "cudagraph", "donates"};
 
 class Loader {
  public:
@@ -151,7 +150,7 @@ Contract Loader::load(const YAML::Node& root) {
   Fields f(*this, root, "the contract");
   f.allow({"op", "overload", "port", "upstream", "schema", "context", "dims", "args",
            "constraints", "requires", "branches", "aliasing", "returns", "mutates", "skip",
-           "modes", "determinism", "regressions"});
+           "modes", "determinism", "padding", "regressions"});
 
   YAML::Node op = f.need("op");
   c.op = scalar(op, "op");
@@ -210,6 +209,29 @@ Contract Loader::load(const YAML::Node& root) {
   if (YAML::Node n = f.take("returns")) load_returns(n, c);
   if (YAML::Node n = f.take("mutates")) load_mutates(n, c);
   load_modes(f.take("modes"), f.take("skip"), c);
+  if (YAML::Node p = f.take("padding")) {
+    Fields pf(*this, p, "padding");
+    PaddingSpec spec;
+    spec.loc = loc(p);
+    YAML::Node dim = pf.need("dim");
+    try {
+      spec.dim = dim.as<int64_t>();
+    } catch (const YAML::BadConversion&) {
+      fail(dim, "padding.dim must be an integer (the padded dim, e.g. 0)");
+    }
+    spec.real = expr(pf.need("real"), c.scope, ExprType::Int, "padding.real");
+    YAML::Node args = sequence(pf.need("args"), "padding.args");
+    if (args.size() == 0) fail(args, "padding.args must name at least one tensor");
+    for (const auto& a : args) {
+      const int i = arg_index(a, c, "padding.args");
+      if (!c.args[i].is_tensor) fail(a, "padding.args: '" + a.Scalar() + "' is not a tensor");
+      if (spec.dim < 0 || spec.dim >= static_cast<int64_t>(c.args[i].shape.size()))
+        fail(a, "padding.args: '" + a.Scalar() + "' has no dim " + std::to_string(spec.dim));
+      spec.args.push_back(i);
+    }
+    pf.done();
+    c.padding = std::move(spec);
+  }
   if (YAML::Node d = f.take("determinism")) {
     const std::string v = scalar(d, "determinism");
     if (v == "tolerance")

@@ -41,6 +41,15 @@ std::vector<Finding> case_findings(const OpBinding& op, const Contract& contract
     const OracleInput in{contract, op.annotations, facts, eager};
     for (auto check : {check_alias, check_mutation, check_write, check_extent}) add(check(in), Mode::Eager);
   }
+  if (contract.padding) {
+    auto padded_run = [&](int variant) {
+      Materialized m = materialize(c, contract, facts);
+      fill_padding(m, contract, facts.input(), variant);
+      return rerun_eager(op, contract, c, std::move(m));
+    };
+    const Observation nan_padded = padded_run(0), finite_padded = padded_run(1);
+    add(check_padding({contract, op.annotations, facts, nan_padded, finite_padded}), Mode::Eager);
+  }
   if (contract.deterministic) {
     const Observation again = rerun_eager(op, contract, c, materialize(c, contract, facts));
     add(check_determinism({contract, op.annotations, eager, again}), Mode::Eager);

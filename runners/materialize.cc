@@ -3,6 +3,7 @@
 #include <c10/util/Float8_e4m3fn.h>
 
 #include <cstring>
+#include <limits>
 
 namespace opc {
 namespace {
@@ -97,6 +98,29 @@ std::vector<uint8_t> sentinel_bytes(c10::ScalarType dtype) {
     case c10::ScalarType::BFloat16: return le(0x7FA5u, 2);
     case c10::ScalarType::Float8_e4m3fn: return {0x7F};
     default: return std::vector<uint8_t>(c10::elementSize(dtype), 0xA5);
+  }
+}
+
+at::Tensor real_rows(const at::Tensor& t, int64_t dim, int64_t real) {
+  if (dim >= t.dim()) return t;
+  return t.narrow(dim, 0, std::clamp<int64_t>(real, 0, t.size(dim)));
+}
+
+void fill_padding(const Materialized& m, const Contract& contract, const EvalInput& in, int variant) {
+  const PaddingSpec& p = *contract.padding;
+  const int64_t real = p.real.eval(in);
+  for (const TensorArg& t : m.tensors) {
+    if (std::find(p.args.begin(), p.args.end(), t.arg) == p.args.end() || p.dim >= t.view.dim()) continue;
+    const int64_t size = t.view.size(p.dim);
+    const int64_t start = std::clamp<int64_t>(real, 0, size);
+    at::Tensor rows = t.view.narrow(p.dim, start, size - start);
+    if (rows.numel() == 0) continue;
+    if (at::isFloatingType(rows.scalar_type()))
+      rows.fill_(variant == 0 ? std::numeric_limits<double>::quiet_NaN() : 3.0e4);
+    else if (rows.scalar_type() == c10::ScalarType::Bool)
+      rows.fill_(variant == 0);
+    else
+      rows.fill_(variant == 0 ? 127 : -128);  // within every integer dtype's range
   }
 }
 

@@ -40,6 +40,13 @@ Materialized materialize(const Case& c, const Contract& contract, const CaseFact
 // element still holds after the call.
 std::vector<uint8_t> sentinel_bytes(c10::ScalarType dtype);
 
+// Fills the padding rows (contract `padding:`) of the listed tensors with garbage: NaN
+// (variant 0) or large finite values (variant 1) for floats, the extremes for integers.
+void fill_padding(const Materialized& m, const Contract& contract, const EvalInput& in, int variant);
+
+// The real rows of `t` along the padding dim, given its real length.
+at::Tensor real_rows(const at::Tensor& t, int64_t dim, int64_t real);
+
 // The part of `view` a Region names, evaluated on the case's facts.
 at::Tensor region_of(const at::Tensor& view, const Region& region, const EvalInput& in);
 

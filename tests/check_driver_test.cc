@@ -154,6 +154,8 @@ INSTANTIATE_TEST_SUITE_P(
                 {"compiled"}, "after copy-back differs from eager"},
         Planted{"tests/contracts/determinism.yaml", "opc_test::counts_calls", {"determinism"},
                 "differs between two runs of the same case"},
+        Planted{"tests/contracts/padding.yaml", "opc_test::scale_by_amax", {"padding"},
+                "depend on the padding rows' contents"},
         Planted{"tests/contracts/crash.yaml", "opc_test::throws_when_empty", {"crash"},
                 "empty input not supported"}),
     [](const ::testing::TestParamInfo<Planted>& info) {
@@ -183,7 +185,8 @@ INSTANTIATE_TEST_SUITE_P(Oracles, CleanTwin,
                                            "tests/contracts/fake.yaml",
                                            "tests/contracts/compiled_returns.yaml",
                                            "tests/contracts/compiled_mutating.yaml",
-                                           "tests/contracts/determinism.yaml"),
+                                           "tests/contracts/determinism.yaml",
+                                           "tests/contracts/padding.yaml"),
                          [](const ::testing::TestParamInfo<const char*>& info) {
                            std::string f = info.param;
                            f = f.substr(f.rfind('/') + 1);

@@ -485,7 +485,7 @@ dims: {n: 2}
 }
 
 TEST(LoaderUnknownKey, NotYetSupportedKeysAreRefusedByName) {
-  for (const std::string key : {"padding", "tolerance", "reference", "cudagraph", "donates"}) {
+  for (const std::string key : {"tolerance", "reference", "cudagraph", "donates"}) {
     const std::string text = kSmall + key + ": {x: 0}\n";
     EXPECT_TRUE(fails_at(text, 7, 1,
                          "'" + key + "' is part of the contract format but this version of "

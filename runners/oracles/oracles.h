@@ -74,6 +74,16 @@ struct DeterminismInput {
 // determinism: a return or mutable argument differs between two runs of one case.
 std::vector<Finding> check_determinism(const DeterminismInput& in);
 
+struct PaddingInput {
+  const Contract& contract;  // with `padding:`
+  const Annotations& registered;
+  const CaseFacts& facts;
+  const Observation& nan_padded;     // padding rows of the listed tensors full of NaN
+  const Observation& finite_padded;  // the same case, padding rows full of finite garbage
+};
+// padding: a return or mutable argument differs on its real rows between the two runs.
+std::vector<Finding> check_padding(const PaddingInput& in);
+
 // schema: the registered schema differs from the contract's, alias annotations included.
 std::optional<Finding> check_schema(const Contract& contract, const c10::FunctionSchema& registered);
 

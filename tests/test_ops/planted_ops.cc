@@ -173,3 +173,23 @@ at::Tensor counts_calls(const at::Tensor& x) {
 
 TORCH_LIBRARY_FRAGMENT(opc_test, m) { m.def("counts_calls(Tensor x) -> Tensor"); }
 TORCH_LIBRARY_IMPL(opc_test, CPU, m) { m.impl("counts_calls", &counts_calls); }
+
+// Padding twins: row-wise scaling ignores the padding rows; scaling by the whole
+// tensor's amax (a per-tensor fp8 quant's scale) reads them.
+namespace {
+
+void scale_rows(at::Tensor& out, const at::Tensor& x) { out.copy_(x * 2); }
+void scale_by_amax(at::Tensor& out, const at::Tensor& x) {
+  out.copy_(x.numel() ? x / (x.abs().max() + 1) : x);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_FRAGMENT(opc_test, m) {
+  m.def("scale_rows(Tensor! out, Tensor x) -> ()");
+  m.def("scale_by_amax(Tensor! out, Tensor x) -> ()");
+}
+TORCH_LIBRARY_IMPL(opc_test, CPU, m) {
+  m.impl("scale_rows", &scale_rows);
+  m.impl("scale_by_amax", &scale_by_amax);
+}

@@ -56,7 +56,7 @@ std::vector<Finding> case_findings(const OpBinding& op, const Contract& contract
   }
   if (std::find(modes.begin(), modes.end(), Mode::Fake) != modes.end()) {
     const Observation fake = run_fake(op, contract, c, facts);
-    add(check_fake({contract, eager, fake}), Mode::Fake);
+    add(check_fake({contract, facts, eager, fake}), Mode::Fake);
   }
   if (std::find(modes.begin(), modes.end(), Mode::Compiled) != modes.end()) {
     const CompiledObservation compiled = run_compiled(op, contract, c, facts);

@@ -146,6 +146,8 @@ INSTANTIATE_TEST_SUITE_P(
         Planted{"tests/contracts/fake.yaml", "opc_test::clone_like_meta_aliasing", {"fake"},
                 "aliases: eager nothing, meta 'x'"},
         Planted{"tests/contracts/fake.yaml", "opc_test::fresh_copy", {"fake"}, "no Meta (fake) kernel"},
+        Planted{"tests/contracts/fake.yaml", "opc_test::clone_but_last_row", {"fake"},
+                "breaks the contract's returns:"},
         Planted{"tests/contracts/compiled_returns.yaml", "opc_test::returns_view", {"alias", "compiled"},
                 "(with implementation in ?\?\?): The output of this custom operator (1) must not"},
         Planted{"tests/contracts/compiled_returns.yaml", "opc_test::returns_from_blob", {"alias", "compiled"},

@@ -1,5 +1,7 @@
 // fake: the Meta kernel must predict eager's returns: sizes, dtype, strides of the dims
 // that matter, storage offset, and which inputs each return aliases.
+#include <algorithm>
+
 #include "runners/oracles/oracles.h"
 
 namespace opc {
@@ -36,6 +38,30 @@ bool missing_meta_kernel(const std::string& error) {
 
 }  // namespace
 
+// What the contract's `returns:` promises for return r, evaluated on the case.
+std::string contract_mismatch(const FakeInput& in, size_t r, const TensorMeta& eager) {
+  if (r >= in.contract.returns.size()) return "";
+  const ReturnSpec& spec = in.contract.returns[r];
+  std::string diff;
+  if (!spec.shape.empty()) {
+    std::vector<int64_t> want;
+    for (const Expr& e : spec.shape) want.push_back(e.eval(in.facts.input()));
+    if (want != eager.sizes) diff = "sizes " + list(eager.sizes) + ", the contract says " + list(want);
+  }
+  c10::ScalarType dtype = c10::ScalarType::Undefined;
+  if (spec.dtype_from >= 0) {
+    for (const ArgObservation& a : in.eager.tensors)
+      if (a.arg == spec.dtype_from) dtype = a.before.dtype;
+  } else if (spec.dtypes.size() == 1) {
+    dtype = spec.dtypes[0];
+  }
+  const bool listed = std::find(spec.dtypes.begin(), spec.dtypes.end(), eager.dtype) != spec.dtypes.end();
+  if ((dtype != c10::ScalarType::Undefined && dtype != eager.dtype) || (spec.dtypes.size() > 1 && !listed))
+    diff += std::string(diff.empty() ? "" : "; ") + "dtype " + c10::toString(eager.dtype) +
+            ", not the contract's";
+  return diff;
+}
+
 std::vector<Finding> check_fake(const FakeInput& in) {
   const Observation& eager = in.eager;
   const Observation& fake = in.fake;
@@ -62,6 +88,9 @@ std::vector<Finding> check_fake(const FakeInput& in) {
       continue;
     }
     if (!e.is_tensor || !e.value.defined()) continue;
+    if (const std::string off = contract_mismatch(in, r, e.meta); !off.empty())
+      out.push_back({"fake", ret + " breaks the contract's returns: (eager gives " + off +
+                                 "): a fake kernel written from the contract mispredicts it."});
     std::string diff;
     auto add = [&](const std::string& what) { diff += (diff.empty() ? "" : "; ") + what; };
     if (e.meta.sizes != f.meta.sizes) add("sizes: eager " + list(e.meta.sizes) + ", meta " + list(f.meta.sizes));

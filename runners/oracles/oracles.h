@@ -47,11 +47,14 @@ std::vector<Finding> check_write(const OracleInput& in);
 std::vector<Finding> check_extent(const OracleInput& in);
 struct FakeInput {
   const Contract& contract;
+  const CaseFacts& facts;
   const Observation& eager;
   const Observation& fake;  // the same case on Meta tensors
 };
 // fake: the Meta kernel is missing, throws where eager does not, or its returns differ
-// from eager's in sizes, dtype, significant strides, storage offset or aliasing.
+// from eager's in sizes, dtype, significant strides, storage offset or aliasing; or
+// eager's returns break the contract's `returns:` (shape, dtype), which a fake kernel
+// written from the contract would predict.
 std::vector<Finding> check_fake(const FakeInput& in);
 
 struct CompiledObservation;

@@ -193,3 +193,16 @@ TORCH_LIBRARY_IMPL(opc_test, CPU, m) {
   m.impl("scale_rows", &scale_rows);
   m.impl("scale_by_amax", &scale_by_amax);
 }
+
+// A fake kernel that agrees with eager, both one row short of what the contract says.
+namespace {
+
+at::Tensor clone_but_last_row(const at::Tensor& x) {
+  return x.narrow(0, 0, std::max<int64_t>(x.size(0) - 1, 0)).clone();
+}
+
+}  // namespace
+
+TORCH_LIBRARY_FRAGMENT(opc_test, m) { m.def("clone_but_last_row(Tensor x) -> Tensor"); }
+TORCH_LIBRARY_IMPL(opc_test, CPU, m) { m.impl("clone_but_last_row", &clone_but_last_row); }
+TORCH_LIBRARY_IMPL(opc_test, Meta, m) { m.impl("clone_but_last_row", &clone_but_last_row); }

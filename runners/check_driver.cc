@@ -126,8 +126,8 @@ ContractResult check_contract(const Contract& contract, const std::string& targe
     if (auto skip = contract.skip.find(m); skip != contract.skip.end())
       r.modes[m] = {"not_run", 0, "skipped by the contract: " + skip->second};
     else if (m == Mode::Cudagraph)
-      r.modes[m] = {"not_run", 0, "this version of opcontract has no " + std::string(to_string(m)) +
-                                      " runner yet"};
+      r.modes[m] = {"not_run", 0, "this version of opcontract has no cudagraph runner yet "
+                                  "(it will need a CUDA LibTorch and a GPU)"};
   }
   try {
     const SourceLoc& where = target == contract.port ? contract.port_loc : contract.op_loc;

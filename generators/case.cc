@@ -22,13 +22,13 @@ std::string scalar_text(const ScalarValue& v) {
       v);
 }
 
+}  // namespace
+
 std::string shape_text(const std::vector<int64_t>& sizes) {
   std::string s = "[";
   for (size_t i = 0; i < sizes.size(); ++i) s += (i ? ", " : "") + std::to_string(sizes[i]);
   return s + "]";
 }
-
-}  // namespace
 
 std::string describe(const Case& c, const Contract& contract) {
   std::string s;

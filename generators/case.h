@@ -35,6 +35,8 @@ struct Case {
 std::string describe(const Case& c, const Contract& contract);
 // A JSON object (no trailing newline), for reports.
 std::string case_json(const Case& c, const Contract& contract);
+// "[2, 3]"
+std::string shape_text(const std::vector<int64_t>& sizes);
 // Elements of all tensors: how big a case is (smaller is simpler when shrinking).
 int64_t case_numel(const Case& c);
 

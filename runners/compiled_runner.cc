@@ -56,24 +56,10 @@ CompiledObservation run_compiled(const OpBinding& op, const Contract& contract, 
     args[t.arg] = clone;
     clones.emplace_back(t.view, clone);
   }
-  for (const TensorArg& t : m.tensors) {
-    ArgObservation a;
-    a.arg = t.arg;
-    a.storage = t.storage;
-    a.view = t.view;
-    a.before = TensorMeta::of(t.view);
-    out.obs.tensors.push_back(std::move(a));
-  }
+  for (const TensorArg& t : m.tensors) out.obs.tensors.push_back(observe_arg(t.arg, t.storage, t.view, false));
   set_context(contract, c);
-  std::vector<c10::IValue> rets;
-  try {
-    rets = call_boxed(op, args);
-  } catch (const std::exception& e) {
-    out.obs.threw = true;
-    out.obs.error = e.what();
-    out.obs.error = out.obs.error.substr(0, out.obs.error.find("\nException raised from"));
-    return out;
-  }
+  const std::vector<c10::IValue> rets = observe_call(op, args, out.obs);
+  if (out.obs.threw) return out;
   if (!returns_annotated(op.handle.schema())) {
     std::unordered_set<const void*> seen;
     for (const c10::IValue& a : args)
@@ -86,16 +72,7 @@ CompiledObservation run_compiled(const OpBinding& op, const Contract& contract, 
       }
   }
   for (auto& [view, clone] : clones) view.copy_(clone);
-  for (ArgObservation& a : out.obs.tensors) a.after = TensorMeta::of(a.view);
-  for (const c10::IValue& r : rets) {
-    ReturnObservation ro;
-    ro.is_tensor = r.isTensor();
-    if (ro.is_tensor) {
-      ro.value = r.toTensor();
-      ro.meta = TensorMeta::of(ro.value);
-    }
-    out.obs.returns.push_back(std::move(ro));
-  }
+  observe_after(rets, out.obs);
   // Dead inputs: after the op, Inductor may hand a non-mutable input's buffer to someone
   // else. A return that reads that memory changes with it.
   for (const ReturnObservation& r : out.obs.returns)

@@ -34,33 +34,31 @@ std::vector<c10::IValue> call_boxed(const OpBinding& op, const std::vector<c10::
   return stack;
 }
 
-namespace {
+ArgObservation observe_arg(int arg, const at::Tensor& storage, const at::Tensor& view, bool snapshot) {
+  ArgObservation a;
+  a.arg = arg;
+  a.storage = storage;
+  a.view = view;
+  a.before = TensorMeta::of(view);
+  const size_t n = snapshot ? storage.nbytes() : 0;
+  a.bytes_before.resize(n);
+  if (n) std::memcpy(a.bytes_before.data(), storage.data_ptr(), n);
+  return a;
+}
 
-Observation call_observed(const OpBinding& op, const Contract& contract, const Case& c,
-                          Materialized m, bool snapshot) {
-  Observation obs;
-  obs.tensors.reserve(m.tensors.size());
-  for (const TensorArg& t : m.tensors) {
-    ArgObservation a;
-    a.arg = t.arg;
-    a.storage = t.storage;
-    a.view = t.view;
-    a.before = TensorMeta::of(t.view);
-    const size_t n = snapshot ? t.storage.nbytes() : 0;
-    a.bytes_before.resize(n);
-    if (n) std::memcpy(a.bytes_before.data(), t.storage.data_ptr(), n);
-    obs.tensors.push_back(std::move(a));
-  }
-  set_context(contract, c);
-  std::vector<c10::IValue> rets;
+std::vector<c10::IValue> observe_call(const OpBinding& op, const std::vector<c10::IValue>& args,
+                                      Observation& obs) {
   try {
-    rets = call_boxed(op, m.args);
+    return call_boxed(op, args);
   } catch (const std::exception& e) {
     obs.threw = true;
     obs.error = e.what();
     obs.error = obs.error.substr(0, obs.error.find("\nException raised from"));
+    return {};
   }
-  m.args.clear();  // drop our references so only the observation keeps the tensors
+}
+
+void observe_after(const std::vector<c10::IValue>& rets, Observation& obs) {
   for (ArgObservation& a : obs.tensors) a.after = TensorMeta::of(a.view);
   for (const c10::IValue& r : rets) {
     ReturnObservation ro;
@@ -71,6 +69,19 @@ Observation call_observed(const OpBinding& op, const Contract& contract, const C
     }
     obs.returns.push_back(std::move(ro));
   }
+}
+
+namespace {
+
+Observation call_observed(const OpBinding& op, const Contract& contract, const Case& c,
+                          Materialized m, bool snapshot) {
+  Observation obs;
+  obs.tensors.reserve(m.tensors.size());
+  for (const TensorArg& t : m.tensors) obs.tensors.push_back(observe_arg(t.arg, t.storage, t.view, snapshot));
+  set_context(contract, c);
+  const std::vector<c10::IValue> rets = observe_call(op, m.args, obs);
+  m.args.clear();  // drop our references so only the observation keeps the tensors
+  observe_after(rets, obs);
   return obs;
 }
 

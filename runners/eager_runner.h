@@ -17,6 +17,15 @@ void set_context(const Contract& contract, const Case& c);
 // Calls the op once on `args`, boxed and below autograd. Returns what it left on the stack.
 std::vector<c10::IValue> call_boxed(const OpBinding& op, const std::vector<c10::IValue>& args);
 
+// The pieces every runner shares. An argument's observation before the call (with a
+// copy of its storage's bytes when `snapshot`):
+ArgObservation observe_arg(int arg, const at::Tensor& storage, const at::Tensor& view, bool snapshot);
+// The boxed call, recording a thrown error in `obs`; returns the stack (empty if it threw).
+std::vector<c10::IValue> observe_call(const OpBinding& op, const std::vector<c10::IValue>& args,
+                                      Observation& obs);
+// Each argument's metadata after the call, and each returned value.
+void observe_after(const std::vector<c10::IValue>& rets, Observation& obs);
+
 Observation run_eager(const OpBinding& op, const Contract& contract, const Case& c,
                       Materialized m);
 

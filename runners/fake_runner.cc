@@ -25,33 +25,11 @@ Observation run_fake(const OpBinding& op, const Contract& contract, const Case& 
     at::Tensor storage = at::empty({kGuardElems + g.storage_elems + kGuardElems},
                                    at::TensorOptions().dtype(t.dtype).device(at::kMeta));
     at::Tensor view = storage.as_strided(g.sizes, g.strides, kGuardElems + g.offset);
-    ArgObservation ao;
-    ao.arg = a.index;
-    ao.storage = storage;
-    ao.view = view;
-    ao.before = TensorMeta::of(view);
-    obs.tensors.push_back(std::move(ao));
+    obs.tensors.push_back(observe_arg(a.index, storage, view, false));
     args.emplace_back(view);
   }
   set_context(contract, c);
-  std::vector<c10::IValue> rets;
-  try {
-    rets = call_boxed(op, args);
-  } catch (const std::exception& e) {
-    obs.threw = true;
-    obs.error = e.what();
-    obs.error = obs.error.substr(0, obs.error.find("\nException raised from"));
-  }
-  for (ArgObservation& a : obs.tensors) a.after = TensorMeta::of(a.view);
-  for (const c10::IValue& r : rets) {
-    ReturnObservation ro;
-    ro.is_tensor = r.isTensor();
-    if (ro.is_tensor) {
-      ro.value = r.toTensor();
-      ro.meta = TensorMeta::of(ro.value);
-    }
-    obs.returns.push_back(std::move(ro));
-  }
+  observe_after(observe_call(op, args, obs), obs);
   return obs;
 }
 

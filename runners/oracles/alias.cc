@@ -1,6 +1,7 @@
 // alias: what a return may share with the inputs and the other returns.
 #include <c10/util/irange.h>
 
+#include "generators/case.h"
 #include "runners/oracles/oracles.h"
 
 namespace opc {
@@ -26,12 +27,6 @@ std::pair<uintptr_t, uintptr_t> storage_span(const at::Tensor& t) {
 
 bool overlap(std::pair<uintptr_t, uintptr_t> a, std::pair<uintptr_t, uintptr_t> b) {
   return a.first < a.second && b.first < b.second && a.first < b.second && b.first < a.second;
-}
-
-std::string shape_of(const TensorMeta& m) {
-  std::string s = "[";
-  for (size_t i = 0; i < m.sizes.size(); ++i) s += (i ? ", " : "") + std::to_string(m.sizes[i]);
-  return s + "]";
 }
 
 const char* kConsequence =
@@ -61,7 +56,7 @@ std::vector<Finding> check_alias(const OracleInput& in) {
                                     unannotated + kConsequence});
       } else if (rm.storage == a.after.storage) {
         out.push_back({"alias", ret + " shares storage with argument '" + name +
-                                    "' (same StorageImpl; the return has sizes " + shape_of(rm) +
+                                    "' (same StorageImpl; the return has sizes " + shape_text(rm.sizes) +
                                     ", storage offset " + std::to_string(rm.storage_offset) + ")" +
                                     unannotated + kConsequence});
       } else if (overlap(byte_span(rets[r].value), storage_span(a.view))) {

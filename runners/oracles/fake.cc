@@ -2,16 +2,11 @@
 // that matter, storage offset, and which inputs each return aliases.
 #include <algorithm>
 
+#include "generators/case.h"
 #include "runners/oracles/oracles.h"
 
 namespace opc {
 namespace {
-
-std::string list(const std::vector<int64_t>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
-}
 
 // Strides of dims of size 1 (and of empty tensors) never change an element's address.
 bool same_significant_strides(const TensorMeta& a, const TensorMeta& b) {
@@ -46,7 +41,7 @@ std::string contract_mismatch(const FakeInput& in, size_t r, const TensorMeta& e
   if (!spec.shape.empty()) {
     std::vector<int64_t> want;
     for (const Expr& e : spec.shape) want.push_back(e.eval(in.facts.input()));
-    if (want != eager.sizes) diff = "sizes " + list(eager.sizes) + ", the contract says " + list(want);
+    if (want != eager.sizes) diff = "sizes " + shape_text(eager.sizes) + ", the contract says " + shape_text(want);
   }
   c10::ScalarType dtype = c10::ScalarType::Undefined;
   if (spec.dtype_from >= 0) {
@@ -93,11 +88,11 @@ std::vector<Finding> check_fake(const FakeInput& in) {
                                  "): a fake kernel written from the contract mispredicts it."});
     std::string diff;
     auto add = [&](const std::string& what) { diff += (diff.empty() ? "" : "; ") + what; };
-    if (e.meta.sizes != f.meta.sizes) add("sizes: eager " + list(e.meta.sizes) + ", meta " + list(f.meta.sizes));
+    if (e.meta.sizes != f.meta.sizes) add("sizes: eager " + shape_text(e.meta.sizes) + ", meta " + shape_text(f.meta.sizes));
     if (e.meta.dtype != f.meta.dtype)
       add(std::string("dtype: eager ") + c10::toString(e.meta.dtype) + ", meta " + c10::toString(f.meta.dtype));
     if (e.meta.sizes == f.meta.sizes && !same_significant_strides(e.meta, f.meta))
-      add("strides: eager " + list(e.meta.strides) + ", meta " + list(f.meta.strides));
+      add("strides: eager " + shape_text(e.meta.strides) + ", meta " + shape_text(f.meta.strides));
     if (e.meta.storage_offset != f.meta.storage_offset)
       add("storage offset: eager " + std::to_string(e.meta.storage_offset) + ", meta " +
           std::to_string(f.meta.storage_offset));

@@ -1,22 +1,17 @@
 // mutation: arguments the schema does not mark mutable must come back bit for bit.
+#include "generators/case.h"
 #include "runners/oracles/oracles.h"
 #include "runners/oracles/storage_diff.h"
 
 namespace opc {
 namespace {
 
-std::string list(const std::vector<int64_t>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
-}
-
 // What about a tensor's identity changed, or "" when nothing did.
 std::string metadata_change(const TensorMeta& b, const TensorMeta& a) {
   std::string s;
   auto add = [&](const std::string& what) { s += (s.empty() ? "" : "; ") + what; };
-  if (b.sizes != a.sizes) add("sizes " + list(b.sizes) + " -> " + list(a.sizes));
-  if (b.strides != a.strides) add("strides " + list(b.strides) + " -> " + list(a.strides));
+  if (b.sizes != a.sizes) add("sizes " + shape_text(b.sizes) + " -> " + shape_text(a.sizes));
+  if (b.strides != a.strides) add("strides " + shape_text(b.strides) + " -> " + shape_text(a.strides));
   if (b.storage_offset != a.storage_offset)
     add("storage offset " + std::to_string(b.storage_offset) + " -> " + std::to_string(a.storage_offset));
   if (b.dtype != a.dtype) add("dtype changed");

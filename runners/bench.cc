@@ -68,32 +68,26 @@ void run_bench(const Contract& contract, const std::string& target, int cases, u
   }, 1.0);
   inputs.clear();
 
-  const double eager = cases * rate([&] {
-    rc::Random r(seed);
-    for (int i = 0; i < cases; ++i)
-      case_findings(op, contract, gen(r.split(), i % 101).value(), {Mode::Eager}, nullptr);
-  }, 1.0);
-
-  // The fake mode's own cost: generate and run on Meta tensors (its oracle compares with
-  // the eager run a check makes anyway).
+  // Cases per second of `run_one` over freshly generated cases (generation included).
+  auto case_rate = [&](auto&& run_one) {
+    return cases * rate([&] {
+      rc::Random r(seed);
+      for (int i = 0; i < cases; ++i) run_one(gen(r.split(), i % 101).value());
+    }, 1.0);
+  };
+  const double eager = case_rate([&](const Case& c) {
+    case_findings(op, contract, c, {Mode::Eager}, nullptr);
+  });
+  // The fake and compiled modes' own cost (their oracles compare with the eager run a
+  // check makes anyway): Meta tensors; clones, guard, copy-back and poisoned inputs.
   const bool fake_runs = !contract.skip.count(Mode::Fake);
-  const double fake = !fake_runs ? 0 : cases * rate([&] {
-    rc::Random r(seed);
-    for (int i = 0; i < cases; ++i) {
-      const Case c = gen(r.split(), i % 101).value();
-      run_fake(op, contract, c, CaseFacts(c, contract));
-    }
-  }, 1.0);
-
-  // The compiled mode's own cost: generate, clone, call, guard, copy back, poison inputs.
+  const double fake = !fake_runs ? 0 : case_rate([&](const Case& c) {
+    run_fake(op, contract, c, CaseFacts(c, contract));
+  });
   const bool compiled_runs = !contract.skip.count(Mode::Compiled);
-  const double compiled = !compiled_runs ? 0 : cases * rate([&] {
-    rc::Random r(seed);
-    for (int i = 0; i < cases; ++i) {
-      const Case c = gen(r.split(), i % 101).value();
-      run_compiled(op, contract, c, CaseFacts(c, contract));
-    }
-  }, 1.0);
+  const double compiled = !compiled_runs ? 0 : case_rate([&](const Case& c) {
+    run_compiled(op, contract, c, CaseFacts(c, contract));
+  });
 
   char line[160];
   out << "bench " << contract.op << " -> " << target << ": " << cases

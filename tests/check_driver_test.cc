@@ -103,6 +103,9 @@ struct Planted {
   const char* message;  // a phrase the first finding's message must contain
 };
 
+// gtest lists a parameter by how it prints: the target, not 48 bytes of hex.
+void PrintTo(const Planted& p, std::ostream* os) { *os << p.target; }
+
 class PlantedViolation : public CheckDriver, public ::testing::WithParamInterface<Planted> {};
 
 TEST_P(PlantedViolation, IsCaughtByExactlyItsClause) {

@@ -73,7 +73,9 @@ void print_text_report(std::ostream& out, const std::vector<RunEntry>& run) {
       out << "   " << e.regression->upstream << "\n";
     if (r.verdict == "error") {
       out << "   " << r.error << "\n";
-      continue;
+      // What was found before the error still counts: never drop a counterexample.
+      if (r.findings.empty()) continue;
+      out << "   found before the error:\n";
     }
     out << "   " << r.file << " - " << r.cases << " cases - seed " << r.seed << "\n";
     out << "   " << std::left << std::setw(12) << "clause";

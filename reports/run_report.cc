@@ -17,7 +17,7 @@ struct ClauseRow {
 const ClauseRow kCaseClauses[] = {
     {"alias", {Mode::Eager}},  {"mutation", {Mode::Eager}}, {"write", {Mode::Eager}},
     {"extent", {Mode::Eager}}, {"crash", {Mode::Eager}},    {"fake", {Mode::Fake}},
-    {"padding", {Mode::Eager}}, {"determinism", {Mode::Eager}}, {"compiled", {Mode::Compiled}},
+    {"padding", {Mode::Eager, Mode::Compiled}}, {"determinism", {Mode::Eager}}, {"compiled", {Mode::Compiled}},
 };
 
 bool found(const ContractResult& r, const std::string& clause, const std::string& mode) {

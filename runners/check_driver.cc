@@ -61,6 +61,12 @@ std::vector<Finding> case_findings(const OpBinding& op, const Contract& contract
   if (std::find(modes.begin(), modes.end(), Mode::Compiled) != modes.end()) {
     const CompiledObservation compiled = run_compiled(op, contract, c, facts);
     add(check_compiled({contract, op.annotations, eager, compiled}), Mode::Compiled);
+    if (contract.padding) {
+      const CompiledObservation nan_padded = run_compiled(op, contract, c, facts, 0);
+      const CompiledObservation finite_padded = run_compiled(op, contract, c, facts, 1);
+      add(check_padding({contract, op.annotations, facts, nan_padded.obs, finite_padded.obs}),
+          Mode::Compiled);
+    }
   }
   return out;
 }

@@ -27,8 +27,11 @@ struct CompiledObservation {
   std::vector<int> changed_by_dead_inputs;  // returns whose bytes moved when inputs were overwritten
 };
 
+// With `padding_variant` >= 0 the padding rows hold that variant's garbage
+// (fill_padding), and the dead-input step is left out: its overwrite would hide what the
+// padding did to the returns.
 CompiledObservation run_compiled(const OpBinding& op, const Contract& contract, const Case& c,
-                                 const CaseFacts& facts);
+                                 const CaseFacts& facts, int padding_variant = -1);
 
 // A tensor's elements, densely, row-major.
 std::vector<uint8_t> dense_bytes(const at::Tensor& t);

@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "contracts/contract_loader.h"
 #include "runners/check_driver.h"
 #include "runners/compiled_runner.h"
@@ -94,6 +96,15 @@ skip: {fake: "eager only", compiled: "eager only", cudagraph: "eager only"}
   const ContractResult written = check_contract(c, "opc_test::copy_into", {});
   EXPECT_EQ(written.verdict, "pass");
   EXPECT_TRUE(written.warnings.empty());
+}
+
+TEST_F(CheckDriver, PaddingIsCheckedInEagerAndCompiledModes) {
+  const Contract c = load("tests/contracts/padding.yaml");
+  const ContractResult r = check_contract(c, "opc_test::scale_by_amax", {});
+  std::set<std::string> modes;
+  for (const auto& f : r.findings)
+    if (f.clause == "padding") modes.insert(f.mode);
+  EXPECT_EQ(modes, (std::set<std::string>{"compiled", "eager"}));
 }
 
 struct Planted {

@@ -20,8 +20,8 @@
 
 namespace opc {
 std::vector<Finding> case_findings(const OpBinding& op, const Contract& contract, const Case& c,
-                                   const std::vector<Mode>& modes, std::vector<bool>* written) {
-  const CaseFacts facts(c, contract);
+                                   const CaseFacts& facts, const std::vector<Mode>& modes,
+                                   std::vector<bool>* written) {
   Observation eager = run_eager(op, contract, c, materialize(c, contract, facts));
   if (written)
     for (const ArgObservation& a : eager.tensors)
@@ -102,7 +102,7 @@ ContractFinding shrink(const OpBinding& op, const Contract& contract, const std:
   f.mode = first.mode;
   f.message = first.message;
   auto r = shrink_while(std::move(failing), [&](const Case& c) {
-    const std::vector<Finding> fs = case_findings(op, contract, c, modes, nullptr);
+    const std::vector<Finding> fs = case_findings(op, contract, c, CaseFacts(c, contract), modes, nullptr);
     const Finding* same = find_same(fs, first);
     if (same) f.message = same->message;
     return same != nullptr;
@@ -170,7 +170,7 @@ ContractResult check_contract(const Contract& contract, const std::string& targe
         const CaseFacts facts(c, contract);
         for (size_t b = 0; b < contract.branches.size(); ++b)
           branch_hits[b] += contract.branches[b].expr.eval(facts.input()) != 0;
-        for (const Finding& f : case_findings(op, *contract_ptr, c, run_modes, &written)) {
+        for (const Finding& f : case_findings(op, *contract_ptr, c, facts, run_modes, &written)) {
           if (!seen.insert(f.clause + "/" + f.mode).second) continue;
           ContractFinding cf = shrink(op, *contract_ptr, run_modes, s, f, options.max_shrink_runs);
           cf.cases_tried = i + 1;

@@ -62,11 +62,13 @@ struct ContractResult {
 
 struct OpBinding;
 struct Finding;
+class CaseFacts;
 // One whole checked case: eager (always) and the other `modes` asked for, each with its
 // oracles; every finding says its mode. When `written` is given, sets written[i] for
 // each argument whose bytes eager changed.
 std::vector<Finding> case_findings(const OpBinding& op, const Contract& contract, const Case& c,
-                                   const std::vector<Mode>& modes, std::vector<bool>* written);
+                                   const CaseFacts& facts, const std::vector<Mode>& modes,
+                                   std::vector<bool>* written);
 
 ContractResult check_contract(const Contract& contract, const std::string& target,
                               const CheckOptions& options);

@@ -71,6 +71,13 @@ std::optional<Mode> parse_mode(const std::string& name) {
   return std::nullopt;
 }
 
+std::vector<int64_t> vllm_capture_sizes() {
+  std::vector<int64_t> sizes{1, 2, 4};
+  for (int64_t s = 8; s <= 248; s += 8) sizes.push_back(s);
+  for (int64_t s = 256; s <= 512; s += 16) sizes.push_back(s);
+  return sizes;
+}
+
 const ArgSpec* Contract::arg(const std::string& name) const {
   for (const auto& a : args)
     if (a.name == name) return &a;

@@ -126,6 +126,21 @@ struct PaddingSpec {
   std::vector<int> args;
 };
 
+// `cudagraph:` how vLLM captures the op. With a batch dim, each case of n rows is run in
+// graphs captured at the capture sizes B >= n (rows n..B are garbage); without one, each
+// case is captured at its own sizes.
+struct CudagraphSpec {
+  SourceLoc loc;
+  int batch_slot = -1;               // values slot of batch_dim, -1 none
+  std::vector<int64_t> capture_sizes;  // ascending
+  bool shared_pool = true;           // all of a case's graphs share one memory pool
+  std::vector<int> arg_axis;         // per argument: the axis sized batch_dim, -1 none
+  std::vector<int> return_axis;      // per return (from returns: shape), -1 none
+};
+
+// vLLM's default capture sizes: 1, 2, 4, 8..248 by 8, 256..512 by 16.
+std::vector<int64_t> vllm_capture_sizes();
+
 struct Regression {
   std::string target;
   SourceLoc loc;
@@ -162,6 +177,7 @@ struct Contract {
   std::map<Mode, std::string> skip;  // modes left out, with the contract's reason
   std::vector<Mode> modes;
   std::optional<PaddingSpec> padding;
+  CudagraphSpec cudagraph;
   bool deterministic = true;  // `determinism: bitwise` (default): the same case, the same bytes
   std::vector<Regression> regressions;
 

@@ -18,7 +18,7 @@ namespace {
 
 // Keys of the format that a later version checks; accepting them silently would weaken
 // the contract, so they are refused by name.
-const std::set<std::string> kNotYetSupported = {"reference", "tolerance", "cudagraph", "donates"};
+const std::set<std::string> kNotYetSupported = {"reference", "tolerance", "donates"};
 
 class Loader {
  public:
@@ -137,6 +137,7 @@ class Loader {
   void load_modes(const YAML::Node& modes, const YAML::Node& skip, Contract& c);
   void load_regressions(const YAML::Node& n, Contract& c);
   int arg_index(const YAML::Node& n, const Contract& c, const std::string& what) const;
+  void load_cudagraph(const YAML::Node& n, Contract& c);
   void dtypes(const YAML::Node& n, const Contract& c, const std::string& what,
               std::vector<c10::ScalarType>& out, int& from) const;
 
@@ -150,7 +151,7 @@ Contract Loader::load(const YAML::Node& root) {
   Fields f(*this, root, "the contract");
   f.allow({"op", "overload", "port", "upstream", "schema", "context", "dims", "args",
            "constraints", "requires", "branches", "aliasing", "returns", "mutates", "skip",
-           "modes", "determinism", "padding", "regressions"});
+           "modes", "determinism", "padding", "cudagraph", "regressions"});
 
   YAML::Node op = f.need("op");
   c.op = scalar(op, "op");
@@ -232,6 +233,7 @@ Contract Loader::load(const YAML::Node& root) {
     pf.done();
     c.padding = std::move(spec);
   }
+  load_cudagraph(f.take("cudagraph"), c);
   if (YAML::Node d = f.take("determinism")) {
     const std::string v = scalar(d, "determinism");
     if (v == "tolerance")
@@ -625,6 +627,68 @@ void Loader::load_modes(const YAML::Node& modes, const YAML::Node& skip, Contrac
       fail(modes, std::string("mode '") + to_string(m) +
                       "' is left out of modes without a reason: add it under skip: {" +
                       to_string(m) + ": \"why\"}");
+}
+
+void Loader::load_cudagraph(const YAML::Node& n, Contract& c) {
+  CudagraphSpec& g = c.cudagraph;
+  g.capture_sizes = vllm_capture_sizes();
+  g.arg_axis.assign(c.args.size(), -1);
+  g.return_axis.assign(c.returns.size(), -1);
+  if (!n) return;
+  g.loc = loc(n);
+  Fields f(*this, n, "cudagraph");
+  if (YAML::Node b = f.take("batch_dim")) {
+    const std::string name = scalar(b, "cudagraph.batch_dim");
+    const ValueSpec* dim = nullptr;
+    for (const auto& v : c.values)
+      if (v.name == name && !v.is_context) dim = &v;
+    if (!dim) {
+      std::vector<std::string> dims;
+      for (const auto& v : c.values)
+        if (!v.is_context) dims.push_back(v.name);
+      std::string msg = "cudagraph.batch_dim: '" + name + "' is not a dim (dims: " + join(dims) + ")";
+      auto near = closest_names(name, dims, 1);
+      if (!near.empty()) msg += "; did you mean '" + near[0] + "'?";
+      fail(b, msg);
+    }
+    g.batch_slot = dim->slot;
+    // The batch axis of a tensor is the one whose size is the dim itself.
+    auto axis_of = [&](const std::vector<Expr>& shape) {
+      for (size_t i = 0; i < shape.size(); ++i)
+        if (shape[i].text() == name) return static_cast<int>(i);
+      return -1;
+    };
+    bool any = false;
+    for (const auto& a : c.args)
+      if (a.is_tensor) any |= (g.arg_axis[a.index] = axis_of(a.shape)) >= 0;
+    for (size_t r = 0; r < c.returns.size(); ++r) g.return_axis[r] = axis_of(c.returns[r].shape);
+    if (!any) fail(b, "cudagraph.batch_dim: no argument has '" + name + "' as a size in its shape");
+  }
+  if (YAML::Node s = f.take("capture_sizes")) {
+    g.capture_sizes.clear();
+    for (const auto& item : sequence(s, "cudagraph.capture_sizes")) {
+      int64_t v = 0;
+      try {
+        v = item.as<int64_t>();
+      } catch (const YAML::BadConversion&) {
+        fail(item, "cudagraph.capture_sizes: '" + item.Scalar() + "' is not an integer");
+      }
+      if (v < 1) fail(item, "cudagraph.capture_sizes must be positive");
+      if (!g.capture_sizes.empty() && v <= g.capture_sizes.back())
+        fail(item, "cudagraph.capture_sizes must be strictly ascending");
+      g.capture_sizes.push_back(v);
+    }
+    if (g.capture_sizes.empty()) fail(s, "cudagraph.capture_sizes is empty");
+    if (g.batch_slot < 0) fail(s, "cudagraph.capture_sizes needs a batch_dim to pad");
+  }
+  if (YAML::Node p = f.take("shared_pool")) {
+    try {
+      g.shared_pool = p.as<bool>();
+    } catch (const YAML::BadConversion&) {
+      fail(p, "cudagraph.shared_pool must be true or false");
+    }
+  }
+  f.done();
 }
 
 void Loader::load_regressions(const YAML::Node& n, Contract& c) {

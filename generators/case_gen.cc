@@ -97,6 +97,18 @@ bool case_is_valid(const Case& c, const Contract& contract) {
   return true;
 }
 
+Case with_value(const Case& c, const Contract& contract, int slot, int64_t value) {
+  Case k = c;
+  k.values[slot] = value;
+  for (const auto& a : contract.args) {
+    auto* t = std::get_if<TensorCase>(&k.args[a.index]);
+    if (!t || t->none) continue;
+    t->sizes.clear();
+    for (const auto& d : a.shape) t->sizes.push_back(eval_values(d, k.values));
+  }
+  return k;
+}
+
 rc::Gen<Case> case_gen(std::shared_ptr<const Contract> contract) {
   return rc::gen::suchThat(rc::gen::exec([contract] { return pick_case(*contract); }),
                            [contract](const Case& k) { return case_is_valid(k, *contract); });

@@ -23,4 +23,9 @@ rc::Gen<Case> case_gen(std::shared_ptr<const Contract> contract);
 // Whether a case meets the constraints, the requires and has valid shapes.
 bool case_is_valid(const Case& c, const Contract& contract);
 
+// The same case with one value (a dim) changed and every shape re-evaluated: the case
+// at another batch size, for the cudagraph mode's capture sizes. Other values, dtypes,
+// layouts and the data seed stay; check case_is_valid before use.
+Case with_value(const Case& c, const Contract& contract, int slot, int64_t value);
+
 }  // namespace opc

@@ -16,9 +16,52 @@ struct ClauseRow {
 };
 const ClauseRow kCaseClauses[] = {
     {"alias", {Mode::Eager}},  {"mutation", {Mode::Eager}}, {"write", {Mode::Eager}},
-    {"extent", {Mode::Eager}}, {"crash", {Mode::Eager}},    {"fake", {Mode::Fake}},
+    {"extent", {Mode::Eager}}, {"crash", {Mode::Eager, Mode::Cudagraph}}, {"fake", {Mode::Fake}},
     {"padding", {Mode::Eager, Mode::Compiled}}, {"determinism", {Mode::Eager}}, {"compiled", {Mode::Compiled}},
+    {"cudagraph", {Mode::Cudagraph}},
 };
+
+bool mode_ran(const ContractResult& r, Mode m) {
+  auto it = r.modes.find(m);
+  return it != r.modes.end() && it->second.status != "not_run";
+}
+
+// An expected clause that no mode of this run could judge, with the reason.
+std::vector<std::pair<std::string, std::string>> unjudged(const RunEntry& e) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const std::string& clause : e.regression->expect)
+    for (const ClauseRow& row : kCaseClauses) {
+      if (clause != row.clause) continue;
+      std::string why;
+      bool judged = false;
+      for (Mode m : row.modes) {
+        judged |= mode_ran(e.result, m);
+        if (auto it = e.result.modes.find(m); it != e.result.modes.end() && !mode_ran(e.result, m))
+          why = std::string(to_string(m)) + " not run: " + it->second.reason;
+      }
+      if (!judged) out.emplace_back(clause, why);
+    }
+  return out;
+}
+
+// The expected clauses this run could judge, sorted and unique.
+std::vector<std::string> judged_expectations(const RunEntry& e) {
+  std::vector<std::string> want;
+  const auto skipped = unjudged(e);
+  for (const std::string& c : e.regression->expect)
+    if (std::none_of(skipped.begin(), skipped.end(), [&](const auto& s) { return s.first == c; }))
+      want.push_back(c);
+  std::sort(want.begin(), want.end());
+  want.erase(std::unique(want.begin(), want.end()), want.end());
+  return want;
+}
+
+std::string unjudged_text(const RunEntry& e) {
+  std::vector<std::string> whys;
+  for (const auto& [clause, why] : unjudged(e))
+    if (std::find(whys.begin(), whys.end(), why) == whys.end()) whys.push_back(why);
+  return join(whys, "; ");
+}
 
 bool found(const ContractResult& r, const std::string& clause, const std::string& mode) {
   for (const auto& f : r.findings)
@@ -39,7 +82,12 @@ std::string headline(const RunEntry& e) {
   if (r.verdict == "error") return "ERROR";
   if (!e.regression) return r.verdict == "pass" ? "HOLDS" : "FAILS";
   const std::string by = join(found_clauses(r));
-  if (caught_as_expected(e)) return "CAUGHT by " + by + ", as expected";
+  if (regression_not_run(e))
+    return "NOT RUN: it must be caught by " + join(e.regression->expect) + ", which no mode of "
+           "this run judges (" + unjudged_text(e) + ")";
+  if (caught_as_expected(e))
+    return "CAUGHT by " + by + ", as expected" +
+           (unjudged(e).empty() ? "" : " (not judged here: " + unjudged_text(e) + ")");
   if (by.empty()) return "NOT CAUGHT (expected: " + join(e.regression->expect) + ")";
   return "CAUGHT by " + by + ", but expected exactly " + join(e.regression->expect);
 }
@@ -48,10 +96,13 @@ std::string headline(const RunEntry& e) {
 
 bool caught_as_expected(const RunEntry& e) {
   if (!e.regression || e.result.verdict == "error") return false;
-  std::vector<std::string> want = e.regression->expect;
-  std::sort(want.begin(), want.end());
-  want.erase(std::unique(want.begin(), want.end()), want.end());
-  return found_clauses(e.result) == want;
+  const std::vector<std::string> want = judged_expectations(e);
+  return !want.empty() && found_clauses(e.result) == want;
+}
+
+bool regression_not_run(const RunEntry& e) {
+  return e.regression && e.result.verdict != "error" && judged_expectations(e).empty() &&
+         found_clauses(e.result).empty();
 }
 
 bool entry_ok(const RunEntry& e) {
@@ -132,6 +183,7 @@ std::string json_report(const std::vector<RunEntry>& run) {
       w.end_array();
       w.key("upstream").value(e.regression->upstream);
       w.key("caught_as_expected").value(caught_as_expected(e));
+      if (regression_not_run(e)) w.key("not_run").value(unjudged_text(e));
       w.end_object();
     }
     w.key("modes").begin_object();

@@ -25,8 +25,12 @@ struct RunEntry {
   std::string replay_base;
 };
 
-// For a regression: caught by exactly its expected clauses.
+// For a regression: caught by exactly its expected clauses, leaving out those that no
+// mode of the run could judge (the cudagraph clause without a GPU).
 bool caught_as_expected(const RunEntry& e);
+// For a regression whose expected clauses no mode of the run could judge, and which
+// nothing else caught: neither caught nor missed.
+bool regression_not_run(const RunEntry& e);
 // Whether this entry is what the run wanted: a contract that holds, or a regression
 // caught as expected.
 bool entry_ok(const RunEntry& e);

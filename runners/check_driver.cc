@@ -13,6 +13,7 @@
 #include "generators/layout.h"
 #include "generators/shrink.h"
 #include "runners/compiled_runner.h"
+#include "runners/cudagraph_runner.h"
 #include "runners/eager_runner.h"
 #include "runners/fake_runner.h"
 #include "runners/oracles/oracles.h"
@@ -68,6 +69,8 @@ std::vector<Finding> case_findings(const OpBinding& op, const Contract& contract
           Mode::Compiled);
     }
   }
+  if (std::find(modes.begin(), modes.end(), Mode::Cudagraph) != modes.end())
+    add(check_cudagraph(run_cudagraph(op, contract, c)), Mode::Cudagraph);
   return out;
 }
 
@@ -128,12 +131,12 @@ ContractResult check_contract(const Contract& contract, const std::string& targe
   r.op = contract.op;
   r.target = target;
   r.seed = options.seed;
+  const std::string no_cudagraph = cudagraph_unavailable();
   for (Mode m : kAllModes) {
     if (auto skip = contract.skip.find(m); skip != contract.skip.end())
       r.modes[m] = {"not_run", 0, "skipped by the contract: " + skip->second};
-    else if (m == Mode::Cudagraph)
-      r.modes[m] = {"not_run", 0, "this version of opcontract has no cudagraph runner yet "
-                                  "(it will need a CUDA LibTorch and a GPU)"};
+    else if (m == Mode::Cudagraph && !no_cudagraph.empty())
+      r.modes[m] = {"not_run", 0, no_cudagraph};
   }
   try {
     const SourceLoc& where = target == contract.port ? contract.port_loc : contract.op_loc;
@@ -151,8 +154,9 @@ ContractResult check_contract(const Contract& contract, const std::string& targe
       rc::Random master(options.seed);
       std::set<std::string> seen;  // clause/mode pairs already found and shrunk
       std::vector<Mode> run_modes{Mode::Eager};
-      for (Mode m : {Mode::Fake, Mode::Compiled})
-        if (!contract.skip.count(m)) run_modes.push_back(m);
+      for (Mode m : {Mode::Fake, Mode::Compiled, Mode::Cudagraph})
+        if (!contract.skip.count(m) && !(m == Mode::Cudagraph && !no_cudagraph.empty()))
+          run_modes.push_back(m);
       std::vector<bool> written(contract.args.size(), false);
       const auto start = std::chrono::steady_clock::now();
       auto last_report = start;

@@ -106,22 +106,28 @@ at::Tensor real_rows(const at::Tensor& t, int64_t dim, int64_t real) {
   return t.narrow(dim, 0, std::clamp<int64_t>(real, 0, t.size(dim)));
 }
 
+void fill_garbage_rows(const at::Tensor& view, int64_t dim, int64_t real, int variant, bool integers) {
+  if (dim >= view.dim()) return;
+  const int64_t size = view.size(dim);
+  const int64_t start = std::clamp<int64_t>(real, 0, size);
+  at::Tensor rows = view.narrow(dim, start, size - start);
+  if (rows.numel() == 0) return;
+  if (at::isFloatingType(rows.scalar_type()))
+    rows.fill_(variant == 0 ? std::numeric_limits<double>::quiet_NaN() : 3.0e4);
+  else if (!integers)
+    return;
+  else if (rows.scalar_type() == c10::ScalarType::Bool)
+    rows.fill_(variant == 0);
+  else
+    rows.fill_(variant == 0 ? 127 : -128);  // within every integer dtype's range
+}
+
 void fill_padding(const Materialized& m, const Contract& contract, const EvalInput& in, int variant) {
   const PaddingSpec& p = *contract.padding;
   const int64_t real = p.real.eval(in);
-  for (const TensorArg& t : m.tensors) {
-    if (std::find(p.args.begin(), p.args.end(), t.arg) == p.args.end() || p.dim >= t.view.dim()) continue;
-    const int64_t size = t.view.size(p.dim);
-    const int64_t start = std::clamp<int64_t>(real, 0, size);
-    at::Tensor rows = t.view.narrow(p.dim, start, size - start);
-    if (rows.numel() == 0) continue;
-    if (at::isFloatingType(rows.scalar_type()))
-      rows.fill_(variant == 0 ? std::numeric_limits<double>::quiet_NaN() : 3.0e4);
-    else if (rows.scalar_type() == c10::ScalarType::Bool)
-      rows.fill_(variant == 0);
-    else
-      rows.fill_(variant == 0 ? 127 : -128);  // within every integer dtype's range
-  }
+  for (const TensorArg& t : m.tensors)
+    if (std::find(p.args.begin(), p.args.end(), t.arg) != p.args.end())
+      fill_garbage_rows(t.view, p.dim, real, variant, true);
 }
 
 at::Tensor region_of(const at::Tensor& view, const Region& region, const EvalInput& in) {

@@ -44,6 +44,11 @@ std::vector<uint8_t> sentinel_bytes(c10::ScalarType dtype);
 // (variant 0) or large finite values (variant 1) for floats, the extremes for integers.
 void fill_padding(const Materialized& m, const Contract& contract, const EvalInput& in, int variant);
 
+// Fills rows real..size of dim `dim` of `view` with garbage: NaN (variant 0) or large
+// finite values (variant 1) for floats; the extremes for integers when `integers`
+// (indices would turn out-of-range garbage into memory faults, not findings).
+void fill_garbage_rows(const at::Tensor& view, int64_t dim, int64_t real, int variant, bool integers);
+
 // The real rows of `t` along the padding dim, given its real length.
 at::Tensor real_rows(const at::Tensor& t, int64_t dim, int64_t real);
 

@@ -79,6 +79,58 @@ const std::string kArgs = R"y(args:
 const std::string kSmall = kHead + kArgs;
 
 // ---------------------------------------------------------------------------------------
+// cudagraph:
+
+TEST(LoaderCudagraph, DefaultsToVllmCaptureSizesWithoutABatchDim) {
+  const Contract c = load_contract_text(kSmall, kFile);
+  EXPECT_EQ(c.cudagraph.batch_slot, -1);
+  EXPECT_EQ(c.cudagraph.capture_sizes, vllm_capture_sizes());
+  EXPECT_EQ(c.cudagraph.capture_sizes.front(), 1);
+  EXPECT_EQ(c.cudagraph.capture_sizes.back(), 512);
+  EXPECT_TRUE(c.cudagraph.shared_pool);
+}
+
+TEST(LoaderCudagraph, BatchDimFindsEachTensorsBatchAxis) {
+  const Contract c = load_contract_text(R"y(op: a::f
+schema: "f(Tensor x, Tensor w) -> Tensor"
+dims: {h: {range: [1, 4]}, n: {range: [0, 8]}}
+args:
+  x: {dtype: float32, shape: [h, n]}
+  w: {dtype: float32, shape: [h]}
+returns:
+  - {shape: [n, h], dtype: x}
+cudagraph: {batch_dim: n, capture_sizes: [1, 4, 16], shared_pool: false}
+)y", kFile);
+  EXPECT_EQ(c.cudagraph.batch_slot, 1);
+  EXPECT_EQ(c.cudagraph.arg_axis, (std::vector<int>{1, -1}));
+  EXPECT_EQ(c.cudagraph.return_axis, (std::vector<int>{0}));
+  EXPECT_EQ(c.cudagraph.capture_sizes, (std::vector<int64_t>{1, 4, 16}));
+  EXPECT_FALSE(c.cudagraph.shared_pool);
+}
+
+TEST(LoaderCudagraph, MistakesAreErrorsAtTheirPlace) {
+  EXPECT_TRUE(fails_at_token(kSmall + "cudagraph: {batch_dim: m}\n", "m}",
+                             "cudagraph.batch_dim: 'm' is not a dim (dims: n); did you mean 'n'?"));
+  EXPECT_TRUE(fails_at_token(kSmall + "cudagraph: {batch_dim: n, capture_sizes: [4, 2]}\n", "2]",
+                             "cudagraph.capture_sizes must be strictly ascending"));
+  EXPECT_TRUE(fails_at_token(kSmall + "cudagraph: {batch_dim: n, capture_sizes: [0]}\n", "0]",
+                             "cudagraph.capture_sizes must be positive"));
+  EXPECT_TRUE(fails_at_token(kSmall + "cudagraph: {capture_sizes: [8]}\n", "[8]",
+                             "cudagraph.capture_sizes needs a batch_dim"));
+  EXPECT_TRUE(fails_at_token(kSmall + "cudagraph: {batch_dim: n, shared_pool: maybe}\n", "maybe",
+                             "cudagraph.shared_pool must be true or false"));
+  EXPECT_TRUE(fails_at_token(kSmall + "cudagraph: {batchdim: n}\n", "batchdim",
+                             "batch_dim"));
+  EXPECT_TRUE(fails_at_token(R"y(op: a::f
+schema: "f(Tensor x) -> Tensor"
+dims: {n: {range: [0, 8]}, h: {range: [1, 4]}}
+args:
+  x: {dtype: float32, shape: [h]}
+cudagraph: {batch_dim: n}
+)y", "n}\n", "no argument has 'n' as a size"));
+}
+
+// ---------------------------------------------------------------------------------------
 // Valid contracts
 
 // Every feature the loader fills in, in one contract. dims come before context in the
@@ -485,7 +537,7 @@ dims: {n: 2}
 }
 
 TEST(LoaderUnknownKey, NotYetSupportedKeysAreRefusedByName) {
-  for (const std::string key : {"tolerance", "reference", "cudagraph", "donates"}) {
+  for (const std::string key : {"tolerance", "reference", "donates"}) {
     const std::string text = kSmall + key + ": {x: 0}\n";
     EXPECT_TRUE(fails_at(text, 7, 1,
                          "'" + key + "' is part of the contract format but this version of "

@@ -87,6 +87,13 @@ struct PaddingInput {
 // padding: a return or mutable argument differs on its real rows between the two runs.
 std::vector<Finding> check_padding(const PaddingInput& in);
 
+struct CudagraphObservation;
+// cudagraph: a capture or replay fails (host sync, allocation, ... with CUDA's text), a
+// replay writes a read-only static input, or a replay's real rows differ from the op
+// run eagerly on the GPU on those rows, bitwise. An op that cannot run eagerly on the
+// GPU at all is a crash.
+std::vector<Finding> check_cudagraph(const CudagraphObservation& obs);
+
 // schema: the registered schema differs from the contract's, alias annotations included.
 std::optional<Finding> check_schema(const Contract& contract, const c10::FunctionSchema& registered);
 

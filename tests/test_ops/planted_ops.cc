@@ -206,3 +206,45 @@ at::Tensor clone_but_last_row(const at::Tensor& x) {
 TORCH_LIBRARY_FRAGMENT(opc_test, m) { m.def("clone_but_last_row(Tensor x) -> Tensor"); }
 TORCH_LIBRARY_IMPL(opc_test, CPU, m) { m.impl("clone_but_last_row", &clone_but_last_row); }
 TORCH_LIBRARY_IMPL(opc_test, Meta, m) { m.impl("clone_but_last_row", &clone_but_last_row); }
+
+// CUDA-graph twins, registered for CPU, CUDA and Meta: row-wise normalisation holds
+// under graphs; normalising by the whole tensor's amax reads the padded rows of the
+// capture-size buffer; a host-side NaN check syncs, which a capture refuses.
+namespace {
+
+at::Tensor row_normalize(const at::Tensor& x) {
+  return x / (x.abs().amax({1}, /*keepdim=*/true) + 1);
+}
+at::Tensor tensor_normalize(const at::Tensor& x) {
+  return x.numel() ? x / (x.abs().max() + 1) : x.clone();
+}
+at::Tensor row_normalize_synced(const at::Tensor& x) {
+  TORCH_CHECK(!x.isnan().any().item<bool>(), "NaN in input");
+  return row_normalize(x);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_FRAGMENT(opc_test, m) {
+  m.def("row_normalize(Tensor x) -> Tensor");
+  m.def("tensor_normalize(Tensor x) -> Tensor");
+  m.def("row_normalize_synced(Tensor x) -> Tensor");
+}
+namespace {
+void impl_normalize_twins(torch::Library& m) {
+  m.impl("row_normalize", &row_normalize);
+  m.impl("tensor_normalize", &tensor_normalize);
+  m.impl("row_normalize_synced", &row_normalize_synced);
+}
+}  // namespace
+TORCH_LIBRARY_IMPL(opc_test, CPU, m) { impl_normalize_twins(m); }
+TORCH_LIBRARY_IMPL(opc_test, CUDA, m) { impl_normalize_twins(m); }
+// Meta: shapes only (abs has no C++ Meta kernel, and the sync no Meta meaning).
+namespace {
+at::Tensor normalize_meta(const at::Tensor& x) { return at::empty_like(x, at::MemoryFormat::Contiguous); }
+}  // namespace
+TORCH_LIBRARY_IMPL(opc_test, Meta, m) {
+  m.impl("row_normalize", &normalize_meta);
+  m.impl("tensor_normalize", &normalize_meta);
+  m.impl("row_normalize_synced", &normalize_meta);
+}

@@ -78,6 +78,22 @@ std::vector<int64_t> vllm_capture_sizes() {
   return sizes;
 }
 
+Tolerance default_tolerance(c10::ScalarType dtype) {
+  switch (dtype) {
+    case c10::ScalarType::Float: return {1e-5, 1.3e-6};
+    case c10::ScalarType::Double: return {1e-7, 1e-7};
+    case c10::ScalarType::Half: return {1e-5, 1e-3};
+    case c10::ScalarType::BFloat16: return {1e-5, 1.6e-2};
+    case c10::ScalarType::Float8_e4m3fn: return {1e-5, 0.125};  // one step of a 3-bit mantissa
+    default: return {0, 0};
+  }
+}
+
+Tolerance Contract::tolerance_for(c10::ScalarType dtype) const {
+  auto it = tolerance.find(dtype);
+  return it == tolerance.end() ? default_tolerance(dtype) : it->second;
+}
+
 const ArgSpec* Contract::arg(const std::string& name) const {
   for (const auto& a : args)
     if (a.name == name) return &a;

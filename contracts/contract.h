@@ -141,6 +141,22 @@ struct CudagraphSpec {
 // vLLM's default capture sizes: 1, 2, 4, 8..248 by 8, 256..512 by 16.
 std::vector<int64_t> vllm_capture_sizes();
 
+// `tolerance:` per dtype, for the reference comparison: |op - ref| <= atol + rtol * |ref|.
+struct Tolerance {
+  double atol = 0, rtol = 0;
+};
+// torch.testing.assert_close's defaults, for dtypes the contract does not list.
+Tolerance default_tolerance(c10::ScalarType dtype);
+
+// `known_findings:` a finding the contract expects of this very op, with the reason:
+// reported, but it does not fail the check; one that stops occurring does.
+struct KnownFinding {
+  SourceLoc loc;
+  std::string clause;
+  std::string mode;  // "" matches any mode
+  std::string reason;
+};
+
 struct Regression {
   std::string target;
   SourceLoc loc;
@@ -178,11 +194,16 @@ struct Contract {
   std::vector<Mode> modes;
   std::optional<PaddingSpec> padding;
   CudagraphSpec cudagraph;
+  std::string reference;  // qualified name of a plain-ATen op with the same schema
+  SourceLoc reference_loc;
+  std::map<c10::ScalarType, Tolerance> tolerance;
+  std::vector<KnownFinding> known_findings;
   bool deterministic = true;  // `determinism: bitwise` (default): the same case, the same bytes
   std::vector<Regression> regressions;
 
   const ArgSpec* arg(const std::string& name) const;
   const MutateSpec* mutate_spec(int arg_index) const;
+  Tolerance tolerance_for(c10::ScalarType dtype) const;
 };
 
 }  // namespace opc

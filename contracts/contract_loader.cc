@@ -18,7 +18,7 @@ namespace {
 
 // Keys of the format that a later version checks; accepting them silently would weaken
 // the contract, so they are refused by name.
-const std::set<std::string> kNotYetSupported = {"reference", "tolerance", "donates"};
+const std::set<std::string> kNotYetSupported = {"donates"};
 
 class Loader {
  public:
@@ -138,6 +138,9 @@ class Loader {
   void load_regressions(const YAML::Node& n, Contract& c);
   int arg_index(const YAML::Node& n, const Contract& c, const std::string& what) const;
   void load_cudagraph(const YAML::Node& n, Contract& c);
+  void load_reference(const YAML::Node& ref, const YAML::Node& tol, Contract& c);
+  void load_known_findings(const YAML::Node& n, Contract& c);
+  std::string clause_id(const YAML::Node& n, const std::string& what) const;
   void dtypes(const YAML::Node& n, const Contract& c, const std::string& what,
               std::vector<c10::ScalarType>& out, int& from) const;
 
@@ -151,7 +154,8 @@ Contract Loader::load(const YAML::Node& root) {
   Fields f(*this, root, "the contract");
   f.allow({"op", "overload", "port", "upstream", "schema", "context", "dims", "args",
            "constraints", "requires", "branches", "aliasing", "returns", "mutates", "skip",
-           "modes", "determinism", "padding", "cudagraph", "regressions"});
+           "modes", "determinism", "padding", "cudagraph", "reference", "tolerance",
+           "known_findings", "regressions"});
 
   YAML::Node op = f.need("op");
   c.op = scalar(op, "op");
@@ -234,6 +238,8 @@ Contract Loader::load(const YAML::Node& root) {
     c.padding = std::move(spec);
   }
   load_cudagraph(f.take("cudagraph"), c);
+  load_reference(f.take("reference"), f.take("tolerance"), c);
+  if (YAML::Node n = f.take("known_findings")) load_known_findings(n, c);
   if (YAML::Node d = f.take("determinism")) {
     const std::string v = scalar(d, "determinism");
     if (v == "tolerance")
@@ -691,6 +697,66 @@ void Loader::load_cudagraph(const YAML::Node& n, Contract& c) {
   f.done();
 }
 
+std::string Loader::clause_id(const YAML::Node& n, const std::string& what) const {
+  const std::string id = scalar(n, what);
+  if (!is_clause_id(id)) {
+    std::string msg = "unknown clause '" + id + "' (clauses: " + join(clause_ids()) + ")";
+    auto near = closest_names(id, clause_ids(), 1);
+    if (!near.empty()) msg += "; did you mean '" + near[0] + "'?";
+    fail(n, msg);
+  }
+  return id;
+}
+
+void Loader::load_reference(const YAML::Node& ref, const YAML::Node& tol, Contract& c) {
+  if (ref) {
+    c.reference = scalar(ref, "reference");
+    c.reference_loc = loc(ref);
+    if (c.reference.find("::") == std::string::npos)
+      fail(ref, "reference must be a qualified op name like 'opc_ref::rms_norm'");
+  }
+  if (!tol) return;
+  if (!ref) fail(tol, "tolerance applies to the reference comparison: add reference: too");
+  Fields f(*this, tol, "tolerance");
+  for (const auto& kv : tol) {
+    const std::string name = kv.first.Scalar();
+    f.take(name);
+    auto dtype = parse_dtype(name);
+    if (!dtype) fail(kv.first, "tolerance: unknown dtype '" + name + "' (dtypes: " + dtype_names() + ")");
+    Fields t(*this, kv.second, "tolerance." + name);
+    Tolerance v;
+    for (auto [key, out] : {std::pair{"atol", &v.atol}, std::pair{"rtol", &v.rtol}}) {
+      YAML::Node n = t.need(key);
+      try {
+        *out = n.as<double>();
+      } catch (const YAML::BadConversion&) {
+        fail(n, "tolerance." + name + "." + key + " must be a number");
+      }
+      if (!(*out >= 0)) fail(n, "tolerance." + name + "." + key + " must be >= 0");
+    }
+    t.done();
+    c.tolerance[*dtype] = v;
+  }
+}
+
+void Loader::load_known_findings(const YAML::Node& n, Contract& c) {
+  for (const auto& item : sequence(n, "known_findings")) {
+    Fields f(*this, item, "a known finding");
+    KnownFinding k;
+    k.loc = loc(item);
+    k.clause = clause_id(f.need("clause"), "clause");
+    if (YAML::Node m = f.take("mode")) {
+      k.mode = scalar(m, "mode");
+      if (!parse_mode(k.mode)) fail(m, "unknown mode '" + k.mode + "' (modes: fake, eager, compiled, cudagraph)");
+    }
+    YAML::Node why = f.need("reason");
+    k.reason = scalar(why, "reason");
+    if (k.reason.empty()) fail(why, "a known finding needs its reason");
+    f.done();
+    c.known_findings.push_back(std::move(k));
+  }
+}
+
 void Loader::load_regressions(const YAML::Node& n, Contract& c) {
   for (const auto& item : sequence(n, "regressions")) {
     Fields f(*this, item, "a regression");
@@ -701,16 +767,7 @@ void Loader::load_regressions(const YAML::Node& n, Contract& c) {
     if (r.target.find("::") == std::string::npos) fail(target, "target must be a qualified op name");
     YAML::Node expect = sequence(f.need("expect"), "expect");
     if (expect.size() == 0) fail(expect, "expect must name at least one clause");
-    for (const auto& e : expect) {
-      const std::string id = scalar(e, "expect");
-      if (!is_clause_id(id)) {
-        std::string msg = "unknown clause '" + id + "' (clauses: " + join(clause_ids()) + ")";
-        auto near = closest_names(id, clause_ids(), 1);
-        if (!near.empty()) msg += "; did you mean '" + near[0] + "'?";
-        fail(e, msg);
-      }
-      r.expect.push_back(id);
-    }
+    for (const auto& e : expect) r.expect.push_back(clause_id(e, "expect"));
     if (YAML::Node u = f.take("upstream")) r.upstream = scalar(u, "upstream");
     f.done();
     c.regressions.push_back(std::move(r));

@@ -81,9 +81,8 @@ Case pick_case(const Contract& c) {
   return k;
 }
 
-}  // namespace
-
-bool case_is_valid(const Case& c, const Contract& contract) {
+// Sizes are non-negative and the constraints hold.
+bool case_is_well_formed(const Case& c, const Contract& contract) {
   for (const auto& a : c.args)
     if (const auto* t = std::get_if<TensorCase>(&a))
       for (int64_t d : t->sizes)
@@ -92,9 +91,30 @@ bool case_is_valid(const Case& c, const Contract& contract) {
   const EvalInput in = facts.input();
   for (const auto& e : contract.constraints)
     if (!e.expr.eval(in)) return false;
-  for (const auto& e : contract.requires_)
-    if (!e.expr.eval(in)) return false;
   return true;
+}
+
+}  // namespace
+
+std::vector<int> broken_requires(const Case& c, const Contract& contract) {
+  CaseFacts facts(c, contract);
+  const EvalInput in = facts.input();
+  std::vector<int> broken;
+  for (size_t i = 0; i < contract.requires_.size(); ++i)
+    if (!contract.requires_[i].expr.eval(in)) broken.push_back(static_cast<int>(i));
+  return broken;
+}
+
+bool case_is_valid(const Case& c, const Contract& contract) {
+  return case_is_well_formed(c, contract) && broken_requires(c, contract).empty();
+}
+
+rc::Gen<Case> violating_case_gen(std::shared_ptr<const Contract> contract) {
+  return rc::gen::suchThat(rc::gen::exec([contract] { return pick_case(*contract); }),
+                           [contract](const Case& k) {
+                             return case_is_well_formed(k, *contract) &&
+                                    !broken_requires(k, *contract).empty();
+                           });
 }
 
 Case with_value(const Case& c, const Contract& contract, int slot, int64_t value) {

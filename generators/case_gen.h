@@ -20,8 +20,16 @@ namespace opc {
 
 rc::Gen<Case> case_gen(std::shared_ptr<const Contract> contract);
 
+// Cases that meet the constraints but break at least one `requires:`, for the
+// precondition clause: the op must refuse each. Shrinks within that set. Fails to
+// generate (rc::GenerationFailure) when the dims and layouts cannot break any requires.
+rc::Gen<Case> violating_case_gen(std::shared_ptr<const Contract> contract);
+
 // Whether a case meets the constraints, the requires and has valid shapes.
 bool case_is_valid(const Case& c, const Contract& contract);
+
+// The `requires:` a case with valid shapes and constraints breaks (indices), in order.
+std::vector<int> broken_requires(const Case& c, const Contract& contract);
 
 // The same case with one value (a dim) changed and every shape re-evaluated: the case
 // at another batch size, for the cudagraph mode's capture sizes. Other values, dtypes,

@@ -28,17 +28,11 @@
 #include <cstring>
 #include <string>
 
+#include "ops/port_guard.h"
+
 namespace {
 
-// Guard in bytes, relative to t.data_ptr(); not an upstream check.
-void guard_bytes(const at::Tensor& t, int64_t lo, int64_t hi_excl, const char* what) {
-  if (hi_excl <= lo) return;
-  const int64_t base = t.storage_offset() * static_cast<int64_t>(t.element_size());
-  const int64_t cap = static_cast<int64_t>(t.storage().nbytes());
-  TORCH_CHECK(base + lo >= 0 && base + hi_excl <= cap, "opc port: the kernel would access ",
-              what, " bytes [", lo, ", ", hi_excl, ") past its storage (", cap - base,
-              " bytes from data_ptr); upstream does this out of bounds, unchecked");
-}
+using opc::port::guard_bytes;
 
 // DISPATCH_BY_KV_CACHE_DTYPE, reduced to "auto": returns the element size the kernel would
 // be instantiated with (that of the source dtype).

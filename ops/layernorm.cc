@@ -26,18 +26,11 @@
 #include <cmath>
 #include <cstdint>
 
+#include "ops/port_guard.h"
+
 namespace {
 
-// Memory-safety guard, not an upstream check: elements [lo, hi] relative to t.data_ptr()
-// must lie inside t's storage.
-void guard_span(const at::Tensor& t, int64_t lo, int64_t hi, const char* what) {
-  if (hi < lo) return;  // nothing accessed
-  const int64_t base = t.storage_offset();
-  const int64_t cap = static_cast<int64_t>(t.storage().nbytes()) / t.element_size();
-  TORCH_CHECK(base + lo >= 0 && base + hi < cap, "opc port: the kernel would access ", what,
-              " elements [", lo, ", ", hi, "] past its storage (", cap - base,
-              " elements from data_ptr); upstream does this out of bounds, unchecked");
-}
+using opc::port::guard_span;
 
 struct RowShape {
   int64_t hidden;

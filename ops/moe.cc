@@ -47,15 +47,11 @@
 #include <cstdint>
 #include <vector>
 
+#include "ops/port_guard.h"
+
 namespace {
 
-void guard_index(const at::Tensor& t, int64_t i, const char* what) {
-  const int64_t base = t.storage_offset();
-  const int64_t cap = static_cast<int64_t>(t.storage().nbytes()) / t.element_size();
-  TORCH_CHECK(i >= 0 && base + i < cap, "opc port: the kernel would write ", what, "[", i,
-              "] past its storage (", cap - base,
-              " elements from data_ptr); upstream does this out of bounds, unchecked");
-}
+using opc::port::guard_index;
 
 constexpr int64_t kWarp = 32;
 

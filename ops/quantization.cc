@@ -27,18 +27,13 @@
 #include <cstdint>
 #include <cstring>
 
+#include "ops/port_guard.h"
+
 namespace {
 
 constexpr float kFp8Max = 448.0f;
 
-void guard_span(const at::Tensor& t, int64_t lo, int64_t hi, const char* what) {
-  if (hi < lo) return;
-  const int64_t base = t.storage_offset();
-  const int64_t cap = static_cast<int64_t>(t.storage().nbytes()) / t.element_size();
-  TORCH_CHECK(base + lo >= 0 && base + hi < cap, "opc port: the kernel would access ", what,
-              " elements [", lo, ", ", hi, "] past its storage (", cap - base,
-              " elements from data_ptr); upstream does this out of bounds, unchecked");
-}
+using opc::port::guard_span;
 
 int64_t quant_checks(const at::Tensor& out, const at::Tensor& input) {
   TORCH_CHECK(input.is_contiguous());

@@ -114,7 +114,9 @@ void topk_softmax_ref(at::Tensor& topk_weights, at::Tensor& topk_indices,
                       bool renormalize) {
   const int64_t k = topk_weights.size(-1);
   const at::Tensor probs = at::softmax(gating_output.to(at::kFloat), -1);
-  auto [w, i] = at::topk(probs, k, -1, /*largest=*/true, /*sorted=*/true);
+  // A stable sort breaks ties towards the lower expert index, as the kernels do.
+  auto [sorted, order] = at::sort(probs, /*stable=*/true, -1, /*descending=*/true);
+  at::Tensor w = sorted.narrow(-1, 0, k), i = order.narrow(-1, 0, k);
   if (renormalize) w = w / w.sum(-1, /*keepdim=*/true);
   topk_weights.copy_(w);
   topk_indices.copy_(i);

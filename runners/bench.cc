@@ -77,7 +77,7 @@ void run_bench(const Contract& contract, const std::string& target, int cases, u
     }, 1.0);
   };
   const double eager = case_rate([&](const Case& c) {
-    case_findings(op, contract, c, CaseFacts(c, contract), {Mode::Eager}, nullptr);
+    case_findings(op, nullptr, contract, c, CaseFacts(c, contract), {Mode::Eager}, nullptr);
   });
   // The fake and compiled modes' own cost (their oracles compare with the eager run a
   // check makes anyway): Meta tensors; clones, guard, copy-back and poisoned inputs.

@@ -46,6 +46,7 @@ struct ContractFinding {
   Case minimal;
   int cases_tried = 0;  // cases generated up to and including the first failing one
   int shrink_steps = 0;
+  std::string known;    // the contract's reason, when it lists this finding under known_findings
 };
 
 struct ContractResult {
@@ -64,11 +65,11 @@ struct OpBinding;
 struct Finding;
 class CaseFacts;
 // One whole checked case: eager (always) and the other `modes` asked for, each with its
-// oracles; every finding says its mode. When `written` is given, sets written[i] for
-// each argument whose bytes eager changed.
-std::vector<Finding> case_findings(const OpBinding& op, const Contract& contract, const Case& c,
-                                   const CaseFacts& facts, const std::vector<Mode>& modes,
-                                   std::vector<bool>* written);
+// oracles; every finding says its mode. With `reference`, eager is also compared with it.
+// When `written` is given, sets written[i] for each argument whose bytes eager changed.
+std::vector<Finding> case_findings(const OpBinding& op, const OpBinding* reference,
+                                   const Contract& contract, const Case& c, const CaseFacts& facts,
+                                   const std::vector<Mode>& modes, std::vector<bool>* written);
 
 ContractResult check_contract(const Contract& contract, const std::string& target,
                               const CheckOptions& options);

@@ -113,7 +113,9 @@ void fill_garbage_rows(const at::Tensor& view, int64_t dim, int64_t real, int va
   at::Tensor rows = view.narrow(dim, start, size - start);
   if (rows.numel() == 0) return;
   if (at::isFloatingType(rows.scalar_type()))
-    rows.fill_(variant == 0 ? std::numeric_limits<double>::quiet_NaN() : 3.0e4);
+    // Large but finite in every float dtype (fp8 e4m3's largest is 448).
+    rows.fill_(variant == 0 ? std::numeric_limits<double>::quiet_NaN()
+                            : rows.element_size() == 1 ? 400.0 : 3.0e4);
   else if (!integers)
     return;
   else if (rows.scalar_type() == c10::ScalarType::Bool)

@@ -211,3 +211,47 @@ INSTANTIATE_TEST_SUITE_P(Oracles, CleanTwin,
 
 }  // namespace
 }  // namespace opc
+
+namespace opc {
+namespace {
+
+// A contract for copy_into_half that lists its write finding as known.
+Contract known_write_contract(const std::string& op) {
+  return load_contract_text(R"y(op: )y" + op + R"y(
+schema: "copy_into_half(Tensor! out, Tensor x) -> ()"
+dims: {rows: {range: [2, 8]}}
+args:
+  out: {dtype: float32, shape: [rows]}
+  x: {dtype: float32, shape: [rows]}
+mutates:
+  out: {writes: all, sentinel: true}
+modes: [eager]
+skip: {fake: "eager only", compiled: "eager only", cudagraph: "eager only"}
+known_findings:
+  - {clause: write, mode: eager, reason: "writes only the first half, like upstream"}
+)y", "known.yaml");
+}
+
+TEST_F(CheckDriver, AKnownFindingIsReportedAndDoesNotFail) {
+  const ContractResult r = check_contract(known_write_contract("opc_test::copy_into_half"),
+                                          "opc_test::copy_into_half", {});
+  EXPECT_EQ(r.verdict, "pass");
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_EQ(r.findings[0].clause, "write");
+  EXPECT_EQ(r.findings[0].known, "writes only the first half, like upstream");
+}
+
+TEST_F(CheckDriver, AKnownFindingThatNoLongerOccursFails) {
+  // copy_into writes all of out: the listed finding is gone, and the contract must say so.
+  const ContractResult r = check_contract(known_write_contract("opc_test::copy_into"),
+                                          "opc_test::copy_into", {});
+  EXPECT_EQ(r.verdict, "fail");
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_TRUE(r.findings[0].known.empty());
+  EXPECT_NE(r.findings[0].message.find("listed under known_findings (known.yaml:12:5"),
+            std::string::npos) << r.findings[0].message;
+  EXPECT_NE(r.findings[0].message.find("if the op was fixed, remove the entry"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace opc

@@ -79,6 +79,47 @@ const std::string kArgs = R"y(args:
 const std::string kSmall = kHead + kArgs;
 
 // ---------------------------------------------------------------------------------------
+// reference, tolerance, known_findings
+
+TEST(LoaderReference, ReferenceToleranceAndKnownFindingsLoad) {
+  const Contract c = load_contract_text(kSmall + R"y(reference: opc_ref::f
+tolerance: {float16: {atol: 0.01, rtol: 0.02}}
+known_findings:
+  - {clause: write, mode: eager, reason: "upstream checks no strides"}
+  - {clause: alias, reason: "negative control"}
+)y", kFile);
+  EXPECT_EQ(c.reference, "opc_ref::f");
+  EXPECT_DOUBLE_EQ(c.tolerance_for(c10::ScalarType::Half).atol, 0.01);
+  EXPECT_DOUBLE_EQ(c.tolerance_for(c10::ScalarType::Half).rtol, 0.02);
+  // Unlisted dtypes get torch.testing's defaults; integers compare exactly.
+  EXPECT_DOUBLE_EQ(c.tolerance_for(c10::ScalarType::Float).rtol, 1.3e-6);
+  EXPECT_DOUBLE_EQ(c.tolerance_for(c10::ScalarType::Int).atol, 0);
+  ASSERT_EQ(c.known_findings.size(), 2u);
+  EXPECT_EQ(c.known_findings[0].mode, "eager");
+  EXPECT_EQ(c.known_findings[1].mode, "");
+  EXPECT_EQ(c.known_findings[1].reason, "negative control");
+}
+
+TEST(LoaderReference, MistakesAreErrorsAtTheirPlace) {
+  EXPECT_TRUE(fails_at_token(kSmall + "reference: twice\n", "twice",
+                             "reference must be a qualified op name"));
+  EXPECT_TRUE(fails_at_token(kSmall + "tolerance: {float16: {atol: 1, rtol: 1}}\n", "{float16",
+                             "tolerance applies to the reference comparison: add reference: too"));
+  EXPECT_TRUE(fails_at_token(kSmall + "reference: a::g\ntolerance: {float61: {atol: 1, rtol: 1}}\n",
+                             "float61", "tolerance: unknown dtype 'float61'"));
+  EXPECT_TRUE(fails_at_token(kSmall + "reference: a::g\ntolerance: {float16: {atol: -1, rtol: 1}}\n",
+                             "-1", "tolerance.float16.atol must be >= 0"));
+  EXPECT_TRUE(fails_at_token(kSmall + "reference: a::g\ntolerance: {float16: {atol: 1}}\n",
+                             "{atol", "missing key 'rtol'"));
+  EXPECT_TRUE(fails_at_token(kSmall + "known_findings:\n  - {clause: wirte, reason: x}\n", "wirte",
+                             "unknown clause 'wirte'"));
+  EXPECT_TRUE(fails_at_token(kSmall + "known_findings:\n  - {clause: write}\n", "{clause",
+                             "missing key 'reason'"));
+  EXPECT_TRUE(fails_at_token(kSmall + "known_findings:\n  - {clause: write, mode: eagre, reason: x}\n",
+                             "eagre", "unknown mode 'eagre'"));
+}
+
+// ---------------------------------------------------------------------------------------
 // cudagraph:
 
 TEST(LoaderCudagraph, DefaultsToVllmCaptureSizesWithoutABatchDim) {
@@ -537,7 +578,7 @@ dims: {n: 2}
 }
 
 TEST(LoaderUnknownKey, NotYetSupportedKeysAreRefusedByName) {
-  for (const std::string key : {"tolerance", "reference", "donates"}) {
+  for (const std::string key : {"donates"}) {
     const std::string text = kSmall + key + ": {x: 0}\n";
     EXPECT_TRUE(fails_at(text, 7, 1,
                          "'" + key + "' is part of the contract format but this version of "

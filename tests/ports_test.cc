@@ -8,8 +8,12 @@
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 
+#include "ops/sim_context.h"
+
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -538,6 +542,365 @@ TEST_F(Ports, TopkSoftmaxNanRowsGiveDuplicateExpertZero) {
       }
     }
   }
+}
+
+// ------------------------------------------------------ ports of vLLM's Python custom ops
+
+std::vector<c10::IValue> call_ret(const std::string& name, const std::string& overload,
+                                  std::vector<c10::IValue> stack) {
+  const auto op = c10::Dispatcher::singleton().findSchemaOrThrow(name.c_str(), overload.c_str());
+  at::AutoDispatchBelowAutograd guard;
+  op.callBoxed(stack);
+  return stack;
+}
+
+bool arg_is_write(const std::string& name, const std::string& overload, size_t i) {
+  const auto op = c10::Dispatcher::singleton().findSchemaOrThrow(name.c_str(), overload.c_str());
+  const auto* info = op.schema().arguments().at(i).alias_info();
+  return info != nullptr && info->isWrite();
+}
+
+// Causal single-sequence attention of the first n rows, [n, H, Dv] float32.
+at::Tensor attention_reference(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                               int64_t n) {
+  const int64_t H = q.size(1), Hkv = k.size(1), D = q.size(2);
+  const at::Tensor qf = q.narrow(0, 0, n).to(at::kFloat).transpose(0, 1);  // [H, n, D]
+  const at::Tensor kf = k.narrow(0, 0, n).to(at::kFloat).repeat_interleave(H / Hkv, 1).transpose(0, 1);
+  const at::Tensor vf = v.narrow(0, 0, n).to(at::kFloat).repeat_interleave(H / Hkv, 1).transpose(0, 1);
+  at::Tensor s = at::matmul(qf, kf.transpose(1, 2)) / std::sqrt(static_cast<double>(D));
+  const at::Tensor mask = at::ones({n, n}, at::kBool).triu(1);
+  s = s.masked_fill(mask, -INFINITY);
+  return at::matmul(at::softmax(s, -1), vf).transpose(0, 1).contiguous();  // [n, H, Dv]
+}
+
+struct AttnCase {
+  at::Tensor q, k, v;
+};
+AttnCase attn_case(int64_t T, int64_t H, int64_t Hkv, int64_t D, at::ScalarType t = at::kFloat) {
+  return {randn({T, H, D}, t), randn({T, Hkv, D}, t), randn({T, Hkv, D}, t)};
+}
+
+at::Tensor run_attention(const std::string& op, const AttnCase& c, int64_t n, int64_t out_rows,
+                         const c10::IValue& scale = c10::IValue()) {
+  opc::sim::set_int("num_actual_tokens", n);
+  at::Tensor out = at::full({out_rows, c.q.size(1), c.v.size(2)}, 7.0, c.q.options());
+  call(op, {c.q, c.k, c.v, out, std::string("model.layers.0.self_attn.attn"), scale});
+  return out;
+}
+
+TEST_F(Ports, UnifiedAttentionWritesTheRealRowsOnly) {
+  at::manual_seed(21);
+  EXPECT_TRUE(arg_is_write("opc_vllm::unified_attention_with_output", "", 3));
+  for (const auto t : kFloatTypes) {
+    const Tol tol = tol_for(t);
+    const AttnCase c = attn_case(7, 4, 2, 8, t);  // GQA: 2 query heads per kv head
+    for (const int64_t n : {int64_t{0}, int64_t{1}, int64_t{4}, int64_t{7}}) {
+      const at::Tensor out = run_attention("opc_vllm::unified_attention_with_output", c, n, 7);
+      expect_close(out.narrow(0, 0, n), attention_reference(c.q, c.k, c.v, n), tol.atol, tol.rtol,
+                   "attention n " + std::to_string(n));
+      EXPECT_TRUE((out.narrow(0, n, 7 - n) == 7).all().item<bool>()) << "padding rows written";
+    }
+  }
+  // Strided views (rows of a wider qkv buffer) are honoured.
+  const at::Tensor qkv = at::randn({5, 3, 2, 8});
+  const AttnCase s{qkv.select(1, 0), qkv.select(1, 1), qkv.select(1, 2)};
+  const at::Tensor out = run_attention("opc_vllm::unified_attention_with_output", s, 5, 5);
+  expect_close(out, attention_reference(s.q, s.k, s.v, 5), 1e-5, 1e-5, "strided qkv");
+  // num_actual_tokens beyond the tensors is refused.
+  EXPECT_THROW(run_attention("opc_vllm::unified_attention_with_output", s, 6, 5), c10::Error);
+}
+
+TEST_F(Ports, UnifiedAttentionStaticFp8OutputQuant) {
+  at::manual_seed(22);
+  const AttnCase c = attn_case(6, 2, 2, 16);
+  const float scale = 0.01f;
+  const at::Tensor out =
+      run_attention("opc_vllm::unified_attention_with_output", c, 4, 6, at::tensor({scale}));
+  const at::Tensor real = out.narrow(0, 0, 4);
+  // Every value is an fp8 e4m3 value times the scale: quantising again changes nothing...
+  const at::Tensor again = (real * (1.0f / scale)).to(at::kFloat8_e4m3fn).to(at::kFloat) * scale;
+  EXPECT_TRUE(at::equal(real, again));
+  // ... close to the attention result (e4m3: 3 mantissa bits), padding untouched.
+  expect_close(real, attention_reference(c.q, c.k, c.v, 4), 1e-3, 0.07, "fp8 output");
+  EXPECT_FALSE(at::equal(real, attention_reference(c.q, c.k, c.v, 4)));
+  EXPECT_TRUE((out.narrow(0, 4, 2) == 7).all().item<bool>());
+}
+
+TEST_F(Ports, UnifiedAttentionFixedIgnoresPaddingContents) {
+  at::manual_seed(23);
+  AttnCase c = attn_case(8, 2, 2, 8);
+  const at::Tensor base = run_attention("opc_vllm::unified_attention_with_output", c, 5, 8);
+  c.q.narrow(0, 5, 3).fill_(NAN);
+  c.k.narrow(0, 5, 3).fill_(1e4);
+  c.v.narrow(0, 5, 3).fill_(NAN);
+  const at::Tensor garbage = run_attention("opc_vllm::unified_attention_with_output", c, 5, 8);
+  EXPECT_TRUE(at::equal(base, garbage));
+}
+
+TEST_F(Ports, UnifiedAttentionPhantomNeverWritesOutput) {
+  at::manual_seed(24);
+  const AttnCase c = attn_case(6, 2, 1, 8);
+  for (const c10::IValue& scale : {c10::IValue(), c10::IValue(at::tensor({0.05f}))}) {
+    const at::Tensor out =
+        run_attention("opc_regress::unified_attention_with_output_phantom", c, 4, 6, scale);
+    EXPECT_TRUE((out == 7).all().item<bool>());
+  }
+}
+
+TEST_F(Ports, UnifiedAttentionNanPaddingLeaksIntoRealRows) {
+  at::manual_seed(25);
+  const std::string bug = "opc_regress::unified_attention_with_output_nan_padding";
+  AttnCase c = attn_case(8, 2, 2, 8);
+  const int64_t n = 5;
+  // Padding query rows NaN: the padding outputs are NaN, the per-tensor amax is NaN, and so
+  // is every real row after the quant.
+  c.q.narrow(0, n, 3).fill_(NAN);
+  const at::Tensor with_nan = run_attention(bug, c, n, 8);
+  EXPECT_TRUE(at::isnan(with_nan.narrow(0, 0, n)).all().item<bool>());
+  // Large finite padding query rows instead: the real rows are finite again.
+  c.q.narrow(0, n, 3).fill_(1e4);
+  const at::Tensor with_big_q = run_attention(bug, c, n, 8);
+  EXPECT_FALSE(at::isnan(with_big_q.narrow(0, 0, n)).any().item<bool>());
+  EXPECT_FALSE(at::equal(with_nan.narrow(0, 0, n), with_big_q.narrow(0, 0, n)));
+  // Padding rows are written (the fixed op never writes them).
+  EXPECT_FALSE((with_big_q.narrow(0, n, 3) == 7).any().item<bool>());
+  // Large padding values raise the amax: the real rows are quantised more coarsely (their
+  // codes fall into e4m3's subnormals).
+  c.v.narrow(0, n, 3).fill_(1e6);
+  const at::Tensor with_big_v = run_attention(bug, c, n, 8);
+  EXPECT_FALSE(at::equal(with_big_q.narrow(0, 0, n), with_big_v.narrow(0, 0, n)));
+  const at::Tensor ref = attention_reference(c.q, c.k, c.v, n);
+  EXPECT_GT((with_big_v.narrow(0, 0, n) - ref).abs().max().item<float>(),
+            (with_big_q.narrow(0, 0, n) - ref).abs().max().item<float>());
+  // With a static output_scale the real rows are right, but the padding rows are written.
+  const at::Tensor stat = run_attention(bug, c, n, 8, at::tensor({0.01f}));
+  const at::Tensor fixed =
+      run_attention("opc_vllm::unified_attention_with_output", c, n, 8, at::tensor({0.01f}));
+  EXPECT_TRUE(at::equal(stat.narrow(0, 0, n), fixed.narrow(0, 0, n)));
+  EXPECT_FALSE((stat.narrow(0, n, 3) == 7).any().item<bool>());
+}
+
+TEST_F(Ports, UnifiedAttentionMetaChecksOnly) {
+  const auto meta = at::TensorOptions().device(at::kMeta);
+  for (const char* op : {"opc_vllm::unified_attention_with_output",
+                         "opc_regress::unified_attention_with_output_phantom",
+                         "opc_regress::unified_attention_with_output_nan_padding"}) {
+    EXPECT_NO_THROW(call(op, {at::empty({4, 2, 8}, meta), at::empty({4, 1, 8}, meta),
+                              at::empty({4, 1, 8}, meta), at::empty({4, 2, 8}, meta),
+                              std::string("l"), c10::IValue()}))
+        << op;
+    EXPECT_THROW(call(op, {at::empty({4, 2, 8}, meta), at::empty({4, 1, 8}, meta),
+                           at::empty({4, 1, 8}, meta), at::empty({4, 3, 8}, meta),
+                           std::string("l"), c10::IValue()}),
+                 c10::Error)
+        << op;
+  }
+}
+
+// ------------------------------------------------------------- sparse_attn_indexer
+
+at::Tensor indexer_reference(const at::Tensor& q, const at::Tensor& k, const at::Tensor& w,
+                             int64_t topk, int64_t cols) {
+  const at::Tensor dots = at::relu(at::einsum("thd,nd->thn", {q, k}));
+  const at::Tensor logits = (dots * w.unsqueeze(-1)).sum(1);  // [T, N]
+  const at::Tensor idx = std::get<1>(logits.sort(/*stable=*/true, -1, /*descending=*/true));
+  at::Tensor want = at::full({q.size(0), cols}, -1, at::kInt);
+  const int64_t kk = std::min(topk, k.size(0));
+  want.narrow(1, 0, kk).copy_(idx.narrow(1, 0, kk));
+  return want;
+}
+
+TEST_F(Ports, SparseAttnIndexerFixedReturnsAFreshCopy) {
+  at::manual_seed(31);
+  EXPECT_TRUE(arg_is_write("opc_vllm::sparse_attn_indexer", "", 3));
+  for (const auto& [N, topk] : std::vector<std::pair<int64_t, int64_t>>{{9, 4}, {3, 5}, {6, 0}}) {
+    const at::Tensor q = at::randn({3, 2, 4}), k = at::randn({N, 4}), w = at::randn({3, 2});
+    at::Tensor buffer = at::full({5, 6}, 99, at::kInt);
+    const auto out = call_ret("opc_vllm::sparse_attn_indexer", "", {q, k, w, buffer, topk});
+    const at::Tensor ret = out.at(0).toTensor();
+    const at::Tensor want = indexer_reference(q, k, w, topk, 6);
+    EXPECT_TRUE(at::equal(buffer.narrow(0, 0, 3), want)) << buffer << want;
+    EXPECT_TRUE((buffer.narrow(0, 3, 2) == 99).all().item<bool>()) << "rows past num_tokens";
+    EXPECT_TRUE(at::equal(ret, want));
+    EXPECT_FALSE(ret.is_alias_of(buffer));
+    EXPECT_NE(ret.data_ptr(), buffer.data_ptr());
+  }
+  // Ties go to the lower key index.
+  const at::Tensor q = at::ones({1, 1, 2});
+  const at::Tensor k = at::tensor({1.f, 0.f, 2.f, 0.f, 1.f, 0.f, 2.f, 0.f}).view({4, 2});
+  at::Tensor buffer = at::zeros({1, 4}, at::kInt);
+  call("opc_vllm::sparse_attn_indexer", {q, k, at::ones({1, 1}), buffer, 3});
+  EXPECT_TRUE(at::equal(buffer, at::tensor(std::vector<int32_t>{1, 3, 0, -1}).view({1, 4})));
+  // Port checks: int32 buffer, topk within its columns, enough rows.
+  EXPECT_THROW(call("opc_vllm::sparse_attn_indexer",
+                    {q, k, at::ones({1, 1}), at::zeros({1, 4}, at::kLong), 3}),
+               c10::Error);
+  EXPECT_THROW(call("opc_vllm::sparse_attn_indexer", {q, k, at::ones({1, 1}), buffer, 5}),
+               c10::Error);
+  EXPECT_THROW(call("opc_vllm::sparse_attn_indexer",
+                    {at::ones({2, 1, 2}), k, at::ones({2, 1}), buffer, 2}),
+               c10::Error);
+}
+
+TEST_F(Ports, SparseAttnIndexerRegressionReturnsTheBuffer) {
+  at::manual_seed(32);
+  const at::Tensor q = at::randn({3, 2, 4}), k = at::randn({7, 4}), w = at::randn({3, 2});
+  at::Tensor buffer = at::full({4, 5}, 99, at::kInt);
+  const auto out =
+      call_ret("opc_regress::sparse_attn_indexer_returns_buffer", "", {q, k, w, buffer, 3});
+  const at::Tensor ret = out.at(0).toTensor();
+  EXPECT_TRUE(ret.is_same(buffer));
+  EXPECT_TRUE(at::equal(buffer.narrow(0, 0, 3), indexer_reference(q, k, w, 3, 5)));
+  EXPECT_TRUE((buffer.narrow(0, 3, 1) == 99).all().item<bool>());
+  // Meta: fixed gives a fresh [T, C]; the regression's fake returns the buffer itself.
+  const auto meta = at::TensorOptions().device(at::kMeta);
+  at::Tensor mbuf = at::empty({4, 5}, meta.dtype(at::kInt));
+  const std::vector<c10::IValue> margs = {at::empty({3, 2, 4}, meta), at::empty({7, 4}, meta),
+                                          at::empty({3, 2}, meta), mbuf, 3};
+  const at::Tensor fresh = call_ret("opc_vllm::sparse_attn_indexer", "", margs).at(0).toTensor();
+  EXPECT_EQ(fresh.sizes(), (std::vector<int64_t>{3, 5}));
+  EXPECT_EQ(fresh.scalar_type(), at::kInt);
+  EXPECT_FALSE(fresh.is_same(mbuf));
+  const at::Tensor same =
+      call_ret("opc_regress::sparse_attn_indexer_returns_buffer", "", margs).at(0).toTensor();
+  EXPECT_TRUE(same.is_same(mbuf));
+}
+
+// ------------------------------------------------------------------ weak_ref_tensor
+
+TEST_F(Ports, WeakRefTensorIsANonOwningAlias) {
+  const at::Tensor base = at::randn({4, 6});
+  const at::Tensor input = base.t().narrow(0, 1, 3);  // strided, offset
+  const at::Tensor ref = call_ret("opc_C::weak_ref_tensor", "", {input}).at(0).toTensor();
+  EXPECT_EQ(ref.data_ptr(), input.data_ptr());
+  EXPECT_EQ(ref.sizes(), input.sizes());
+  EXPECT_EQ(ref.strides(), input.strides());
+  EXPECT_FALSE(ref.storage().is_alias_of(input.storage())) << "a new, non-owning storage";
+  input.fill_(3.0);
+  EXPECT_TRUE((ref == 3).all().item<bool>()) << "same bytes";
+  const auto meta = at::TensorOptions().device(at::kMeta);
+  const at::Tensor m = at::empty({2, 3}, meta);
+  const at::Tensor mt = m.t();
+  const at::Tensor mref = call_ret("opc_C::weak_ref_tensor", "", {mt}).at(0).toTensor();
+  EXPECT_EQ(mref.sizes(), mt.sizes());
+  EXPECT_EQ(mref.strides(), mt.strides());
+  EXPECT_EQ(mref.storage_offset(), 0);
+}
+
+// ---------------------------------------------------------------------- moe_forward
+
+at::Tensor moe_reference(const at::Tensor& x, const at::Tensor& logits, const at::Tensor& w,
+                         int64_t top_k) {
+  const at::Tensor p = at::softmax(logits.to(at::kFloat), -1);
+  const auto [pw, pi] = p.topk(top_k, -1);
+  at::Tensor y = at::zeros({x.size(0), x.size(1)});
+  for (int64_t t = 0; t < x.size(0); ++t)
+    for (int64_t j = 0; j < top_k; ++j) {
+      const int64_t e = pi[t][j].item<int64_t>();
+      y[t] += pw[t][j] * at::matmul(w[e].to(at::kFloat), x[t].to(at::kFloat));
+    }
+  return y;
+}
+
+TEST_F(Ports, MoeForwardWritesHiddenStatesAndReturnsACopy) {
+  at::manual_seed(41);
+  EXPECT_TRUE(arg_is_write("opc_vllm::moe_forward", "", 0));
+  EXPECT_FALSE(arg_is_write("opc_regress::moe_forward_pr20152", "", 0));
+  for (const char* op : {"opc_vllm::moe_forward", "opc_regress::moe_forward_pr20152"}) {
+    const at::Tensor x0 = at::randn({5, 8}), logits = at::randn({5, 4}), w = at::randn({4, 8, 8});
+    const at::Tensor want = moe_reference(x0, logits, w, 2);
+    at::Tensor x = x0.clone();
+    const at::Tensor ret = call_ret(op, "", {x, logits, w, 2}).at(0).toTensor();
+    expect_close(x, want, 1e-4, 1e-4, std::string(op) + " hidden_states written in place");
+    expect_close(ret, want, 1e-4, 1e-4, std::string(op) + " return");
+    EXPECT_FALSE(ret.is_alias_of(x)) << op;
+    EXPECT_THROW(call(op, {x, logits, w, 5}), c10::Error) << op;
+    // Meta: empty_like(hidden_states), as the fake.
+    const auto meta = at::TensorOptions().device(at::kMeta);
+    const at::Tensor mx = at::empty({5, 8}, meta);
+    const at::Tensor mret = call_ret(op, "", {mx, at::empty({5, 4}, meta), at::empty({4, 8, 8}, meta), 2})
+                                .at(0)
+                                .toTensor();
+    EXPECT_EQ(mret.sizes(), mx.sizes());
+    EXPECT_FALSE(mret.is_alias_of(mx));
+  }
+}
+
+// ------------------------------------------------------ vLLM IR fused_add_rms_norm
+
+std::pair<at::Tensor, at::Tensor> ir_reference(const at::Tensor& x, const at::Tensor& r,
+                                               const c10::optional<at::Tensor>& w, double eps,
+                                               c10::optional<int64_t> vs) {
+  const at::Tensor z = x.to(at::kDouble) + r.to(at::kDouble);
+  const at::Tensor zv = vs ? z.narrow(-1, 0, *vs) : z;
+  at::Tensor y = z / (zv.pow(2).mean(-1, true) + eps).sqrt();
+  if (w) y = y * w->to(at::kDouble);
+  return {y.to(x.scalar_type()), z.to(x.scalar_type())};
+}
+
+TEST_F(Ports, IrFusedAddRmsNormDefaultIsFunctionalMaybeInplaceWrites) {
+  at::manual_seed(51);
+  const std::string op = "opc_vllm_ir::fused_add_rms_norm";
+  EXPECT_FALSE(arg_is_write(op, "", 0));
+  EXPECT_FALSE(arg_is_write(op, "", 1));
+  EXPECT_TRUE(arg_is_write(op, "maybe_inplace", 0));
+  EXPECT_TRUE(arg_is_write(op, "maybe_inplace", 1));
+  for (const auto t : kFloatTypes) {
+    const Tol tol = tol_for(t);
+    struct Variant {
+      c10::optional<at::Tensor> w;
+      c10::optional<int64_t> vs;
+    };
+    // weight in x's dtype; weight float32 for a narrower x (Gemma's weight + 1); no weight;
+    // variance over the first 8 columns only.
+    for (const Variant& v : std::vector<Variant>{{randn({16}, t), {}},
+                                                 {at::randn({16}) + 1, {}},
+                                                 {{}, {}},
+                                                 {randn({16}, t), 8}}) {
+      const at::Tensor x0 = randn({3, 16}, t), r0 = randn({3, 16}, t);
+      const auto [want_y, want_r] = ir_reference(x0, r0, v.w, 1e-6, v.vs);
+      const c10::IValue w = v.w ? c10::IValue(*v.w) : c10::IValue();
+      const c10::IValue vs = v.vs ? c10::IValue(*v.vs) : c10::IValue();
+      // Default overload: new tensors, inputs untouched.
+      at::Tensor x = x0.clone(), r = r0.clone();
+      auto out = call_ret(op, "", {x, r, w, 1e-6, vs});
+      EXPECT_TRUE(at::equal(x, x0) && at::equal(r, r0)) << "default overload wrote an input";
+      expect_close(out.at(0).toTensor(), want_y, tol.atol, tol.rtol, "ir default y");
+      expect_close(out.at(1).toTensor(), want_r, tol.atol, tol.rtol, "ir default residual");
+      EXPECT_FALSE(out.at(0).toTensor().is_alias_of(x));
+      EXPECT_FALSE(out.at(1).toTensor().is_alias_of(r));
+      // maybe_inplace: x and x_residual written and returned themselves.
+      out = call_ret(op, "maybe_inplace", {x, r, w, 1e-6, vs});
+      EXPECT_TRUE(out.at(0).toTensor().is_same(x));
+      EXPECT_TRUE(out.at(1).toTensor().is_same(r));
+      expect_close(x, want_y, tol.atol, tol.rtol, "ir maybe_inplace x");
+      expect_close(r, want_r, tol.atol, tol.rtol, "ir maybe_inplace x_residual");
+    }
+  }
+  // Meta: both overloads give fresh tensors (upstream's fakes are the native function).
+  const auto meta = at::TensorOptions().device(at::kMeta);
+  const at::Tensor mx = at::empty({3, 16}, meta), mr = at::empty({3, 16}, meta);
+  for (const char* ov : {"", "maybe_inplace"}) {
+    const auto out = call_ret(op, ov, {mx, mr, at::empty({16}, meta), 1e-6, c10::IValue()});
+    EXPECT_EQ(out.at(0).toTensor().sizes(), mx.sizes());
+    EXPECT_FALSE(out.at(0).toTensor().is_alias_of(mx)) << ov;
+  }
+}
+
+TEST_F(Ports, IrFusedAddRmsNormRegressionWritesItsInputs) {
+  at::manual_seed(52);
+  const std::string op = "opc_regress::ir_fused_add_rms_norm_writes_input";
+  EXPECT_FALSE(arg_is_write(op, "", 0));
+  EXPECT_TRUE(arg_is_write(op, "maybe_inplace", 0));
+  const at::Tensor x0 = at::randn({4, 8}), r0 = at::randn({4, 8}), w = at::randn({8});
+  const auto [want_y, want_r] = ir_reference(x0, r0, w, 1e-5, {});
+  at::Tensor x = x0.clone(), r = r0.clone();
+  const auto out = call_ret(op, "", {x, r, w, 1e-5, c10::IValue()});
+  EXPECT_FALSE(at::equal(x, x0));
+  EXPECT_FALSE(at::equal(r, r0));
+  expect_close(x, want_y, 1e-5, 1e-5, "regression wrote y into x");
+  expect_close(r, want_r, 1e-5, 1e-5, "regression wrote the sum into x_residual");
+  EXPECT_TRUE(out.at(0).toTensor().is_same(x));
 }
 
 }  // namespace

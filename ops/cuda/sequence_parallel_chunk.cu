@@ -6,7 +6,8 @@
 // needed. vLLM calls the op on [num_tokens, hidden]; the kernel refuses other ranks.
 #include <ATen/ATen.h>
 #include <ATen/Dispatch.h>
-#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAStream.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 
@@ -38,7 +39,7 @@ at::Tensor chunk_cuda(const at::Tensor& x, bool clone_when_divisible) {
   if (chunk > 0 && hidden > 0) {
     const c10::cuda::CUDAGuard device(x.device());
     AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "sequence_parallel_chunk", [&] {
-      copy_chunk_rows<scalar_t><<<chunk, 128, 0, at::cuda::getCurrentCUDAStream()>>>(
+      copy_chunk_rows<scalar_t><<<chunk, 128, 0, c10::cuda::getCurrentCUDAStream()>>>(
           x.data_ptr<scalar_t>(), padded.data_ptr<scalar_t>(), tp_rank * chunk, seq_len, hidden,
           x.stride(0), x.stride(1), padded.stride(0), padded.stride(1));
     });

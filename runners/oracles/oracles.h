@@ -87,6 +87,25 @@ struct PaddingInput {
 // padding: a return or mutable argument differs on its real rows between the two runs.
 std::vector<Finding> check_padding(const PaddingInput& in);
 
+struct PreconditionInput {
+  const Contract& contract;
+  const std::vector<int>& broken;  // indices into contract.requires_ the case breaks
+  const Observation& obs;          // eager on that case
+};
+// precondition: the op did not raise on a case that breaks a `requires:`.
+std::vector<Finding> check_precondition(const PreconditionInput& in);
+
+struct ReferenceInput {
+  const Contract& contract;  // with `reference:`
+  const Annotations& registered;
+  const Observation& eager;
+  const Observation& reference;  // the reference op on the same case, fresh tensors
+};
+// reference: a return or mutable argument differs from the reference op's beyond the
+// contract's tolerance for its dtype (NaN matches NaN), or the reference throws on a
+// case the op accepts.
+std::vector<Finding> check_reference(const ReferenceInput& in);
+
 struct CudagraphObservation;
 // cudagraph: a capture or replay fails (host sync, allocation, ... with CUDA's text), a
 // replay writes a read-only static input, or a replay's real rows differ from the op

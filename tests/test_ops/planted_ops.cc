@@ -248,3 +248,28 @@ TORCH_LIBRARY_IMPL(opc_test, Meta, m) {
   m.impl("tensor_normalize", &normalize_meta);
   m.impl("row_normalize_synced", &normalize_meta);
 }
+
+// Reference twins: x * 2 and x + x agree bitwise; scaling by 2.01 does not.
+// Precondition twins: copy_into_checked refuses a non-contiguous out, as its contract
+// requires; copy_into (above) accepts one silently.
+namespace {
+
+at::Tensor twice(const at::Tensor& x) { return x + x; }
+at::Tensor doubled_roughly(const at::Tensor& x) { return x * 2.01; }
+void copy_into_checked(at::Tensor& out, const at::Tensor& x) {
+  TORCH_CHECK(out.is_contiguous(), "out must be contiguous");
+  out.copy_(x);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_FRAGMENT(opc_test, m) {
+  m.def("twice(Tensor x) -> Tensor");
+  m.def("doubled_roughly(Tensor x) -> Tensor");
+  m.def("copy_into_checked(Tensor! out, Tensor x) -> ()");
+}
+TORCH_LIBRARY_IMPL(opc_test, CPU, m) {
+  m.impl("twice", &twice);
+  m.impl("doubled_roughly", &doubled_roughly);
+  m.impl("copy_into_checked", &copy_into_checked);
+}

@@ -81,13 +81,15 @@ Case pick_case(const Contract& c) {
   return k;
 }
 
-// Sizes are non-negative and the constraints hold.
-bool case_is_well_formed(const Case& c, const Contract& contract) {
+bool sizes_are_valid(const Case& c) {
   for (const auto& a : c.args)
     if (const auto* t = std::get_if<TensorCase>(&a))
       for (int64_t d : t->sizes)
         if (d < 0) return false;
-  CaseFacts facts(c, contract);
+  return true;
+}
+
+bool constraints_hold(const CaseFacts& facts, const Contract& contract) {
   const EvalInput in = facts.input();
   for (const auto& e : contract.constraints)
     if (!e.expr.eval(in)) return false;
@@ -96,8 +98,7 @@ bool case_is_well_formed(const Case& c, const Contract& contract) {
 
 }  // namespace
 
-std::vector<int> broken_requires(const Case& c, const Contract& contract) {
-  CaseFacts facts(c, contract);
+std::vector<int> broken_requires(const CaseFacts& facts, const Contract& contract) {
   const EvalInput in = facts.input();
   std::vector<int> broken;
   for (size_t i = 0; i < contract.requires_.size(); ++i)
@@ -106,14 +107,18 @@ std::vector<int> broken_requires(const Case& c, const Contract& contract) {
 }
 
 bool case_is_valid(const Case& c, const Contract& contract) {
-  return case_is_well_formed(c, contract) && broken_requires(c, contract).empty();
+  if (!sizes_are_valid(c)) return false;
+  const CaseFacts facts(c, contract);
+  return constraints_hold(facts, contract) && broken_requires(facts, contract).empty();
 }
 
 rc::Gen<Case> violating_case_gen(std::shared_ptr<const Contract> contract) {
   return rc::gen::suchThat(rc::gen::exec([contract] { return pick_case(*contract); }),
                            [contract](const Case& k) {
-                             return case_is_well_formed(k, *contract) &&
-                                    !broken_requires(k, *contract).empty();
+                             if (!sizes_are_valid(k)) return false;
+                             const CaseFacts facts(k, *contract);
+                             return constraints_hold(facts, *contract) &&
+                                    !broken_requires(facts, *contract).empty();
                            });
 }
 

@@ -18,6 +18,8 @@
 
 namespace opc {
 
+class CaseFacts;
+
 rc::Gen<Case> case_gen(std::shared_ptr<const Contract> contract);
 
 // Cases that meet the constraints but break at least one `requires:`, for the
@@ -29,7 +31,7 @@ rc::Gen<Case> violating_case_gen(std::shared_ptr<const Contract> contract);
 bool case_is_valid(const Case& c, const Contract& contract);
 
 // The `requires:` a case with valid shapes and constraints breaks (indices), in order.
-std::vector<int> broken_requires(const Case& c, const Contract& contract);
+std::vector<int> broken_requires(const CaseFacts& facts, const Contract& contract);
 
 // The same case with one value (a dim) changed and every shape re-evaluated: the case
 // at another batch size, for the cudagraph mode's capture sizes. Other values, dtypes,

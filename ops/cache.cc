@@ -28,50 +28,16 @@
 #include <cstring>
 #include <string>
 
+#include "ops/cache_checks.h"
 #include "ops/port_guard.h"
 
 namespace {
 
 using opc::port::guard_bytes;
 
-// DISPATCH_BY_KV_CACHE_DTYPE, reduced to "auto": returns the element size the kernel would
-// be instantiated with (that of the source dtype).
-int64_t auto_element_size(const at::Tensor& src, const std::string& kv_cache_dtype) {
-  if (kv_cache_dtype == "auto") {
-    const auto st = src.scalar_type();
-    TORCH_CHECK(st == at::kFloat || st == at::kHalf || st == at::kBFloat16,
-                "Unsupported input type of kv cache: ", st);
-    return static_cast<int64_t>(src.element_size());
-  }
-  if (kv_cache_dtype == "fp8" || kv_cache_dtype == "fp8_e4m3" || kv_cache_dtype == "fp8_e5m2" ||
-      kv_cache_dtype == "fp8_ds_mla") {
-    TORCH_CHECK(false, "opc port: kv_cache_dtype '", kv_cache_dtype,
-                "' is not ported (this reduced port supports 'auto' only)");
-  }
-  TORCH_CHECK(false, "Unsupported data type of kv cache: ", kv_cache_dtype);
-  return 0;  // unreachable
-}
-
-struct FlashShape {
-  int64_t num_tokens, num_heads, head_size, block_size;
-  int64_t key_stride, value_stride, block_stride, page_stride, head_stride;
-};
-
-FlashShape flash_checks(const at::Tensor& key, const at::Tensor& value, const at::Tensor& key_cache,
-                        const at::Tensor& value_cache, const at::Tensor& slot_mapping) {
-  FlashShape s{};
-  s.num_tokens = slot_mapping.size(0);
-  s.num_heads = key.size(1);
-  s.head_size = key.size(2);
-  s.block_size = key_cache.size(1);
-  s.key_stride = key.stride(0);
-  s.value_stride = value.stride(0);
-  s.block_stride = key_cache.stride(0);
-  s.page_stride = key_cache.stride(1);
-  s.head_stride = key_cache.stride(2);
-  TORCH_CHECK(key_cache.stride(0) == value_cache.stride(0));
-  return s;
-}
+using opc::port::auto_element_size;
+using opc::port::flash_checks;
+using opc::port::FlashShape;
 
 void reshape_and_cache_flash_cpu(const at::Tensor& key, const at::Tensor& value,
                                  at::Tensor& key_cache, at::Tensor& value_cache,

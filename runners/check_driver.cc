@@ -24,7 +24,7 @@ namespace opc {
 std::vector<Finding> case_findings(const OpBinding& op, const OpBinding* reference,
                                    const Contract& contract, const Case& c, const CaseFacts& facts,
                                    const std::vector<Mode>& modes, std::vector<bool>* written) {
-  if (const std::vector<int> broken = broken_requires(c, contract); !broken.empty()) {
+  if (const std::vector<int> broken = broken_requires(facts, contract); !broken.empty()) {
     const Observation eager = rerun_eager(op, contract, c, materialize(c, contract, facts));
     std::vector<Finding> out = check_precondition({contract, broken, eager});
     for (Finding& f : out) f.mode = to_string(Mode::Eager);

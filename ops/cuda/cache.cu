@@ -29,25 +29,10 @@
 #include <cstdint>
 #include <string>
 
+#include "ops/cache_checks.h"
 #include "ops/port_guard.h"
 
 namespace {
-
-int64_t auto_element_size(const at::Tensor& src, const std::string& kv_cache_dtype) {
-  if (kv_cache_dtype == "auto") {
-    const auto st = src.scalar_type();
-    TORCH_CHECK(st == at::kFloat || st == at::kHalf || st == at::kBFloat16,
-                "Unsupported input type of kv cache: ", st);
-    return static_cast<int64_t>(src.element_size());
-  }
-  if (kv_cache_dtype == "fp8" || kv_cache_dtype == "fp8_e4m3" || kv_cache_dtype == "fp8_e5m2" ||
-      kv_cache_dtype == "fp8_ds_mla") {
-    TORCH_CHECK(false, "opc port: kv_cache_dtype '", kv_cache_dtype,
-                "' is not ported (this reduced port supports 'auto' only)");
-  }
-  TORCH_CHECK(false, "Unsupported data type of kv cache: ", kv_cache_dtype);
-  return 0;  // unreachable
-}
 
 // Elements (of width es) from t.data_ptr() to the end of its storage.
 int64_t room_elements(const at::Tensor& t, int64_t es) {
@@ -56,8 +41,7 @@ int64_t room_elements(const at::Tensor& t, int64_t es) {
 }
 
 struct FlashArgs {
-  int64_t num_heads, head_size, block_size;
-  int64_t key_stride, value_stride, block_stride, page_stride, head_stride;
+  opc::port::FlashShape s;
   int64_t key_room, value_room, key_cache_room, value_cache_room;
 };
 
@@ -65,18 +49,19 @@ template <typename T>
 __global__ void reshape_and_cache_flash_kernel(const T* key, const T* value, T* key_cache,
                                                T* value_cache, const int64_t* slot_mapping,
                                                FlashArgs a) {
+  const opc::port::FlashShape& s = a.s;
   const int64_t t = blockIdx.x;
   const int64_t slot = slot_mapping[t];
   if (slot < 0) return;  // padding token
-  const int64_t block = slot / a.block_size;
-  const int64_t offset = slot % a.block_size;
-  const int64_t row = a.num_heads * a.head_size;
+  const int64_t block = slot / s.block_size;
+  const int64_t offset = slot % s.block_size;
+  const int64_t row = s.num_heads * s.head_size;
   for (int64_t i = threadIdx.x; i < row; i += blockDim.x) {
-    const int64_t head = i / a.head_size;
-    const int64_t j = i % a.head_size;
-    const int64_t src_k = t * a.key_stride + i;
-    const int64_t src_v = t * a.value_stride + i;
-    const int64_t dst = block * a.block_stride + offset * a.page_stride + head * a.head_stride + j;
+    const int64_t head = i / s.head_size;
+    const int64_t j = i % s.head_size;
+    const int64_t src_k = t * s.key_stride + i;
+    const int64_t src_v = t * s.value_stride + i;
+    const int64_t dst = block * s.block_stride + offset * s.page_stride + head * s.head_stride + j;
     if (src_k >= 0 && src_k < a.key_room && dst >= 0 && dst < a.key_cache_room)
       key_cache[dst] = key[src_k];
     if (src_v >= 0 && src_v < a.value_room && dst >= 0 && dst < a.value_cache_room)
@@ -87,7 +72,7 @@ __global__ void reshape_and_cache_flash_kernel(const T* key, const T* value, T* 
 template <typename T>
 void launch(const at::Tensor& key, const at::Tensor& value, at::Tensor& key_cache,
             at::Tensor& value_cache, const int64_t* slots, int64_t num_tokens, const FlashArgs& a) {
-  const int64_t row = a.num_heads * a.head_size;
+  const int64_t row = a.s.num_heads * a.s.head_size;
   const int threads = static_cast<int>(std::min<int64_t>(row, 512));
   reshape_and_cache_flash_kernel<T><<<num_tokens, threads, 0, c10::cuda::getCurrentCUDAStream()>>>(
       static_cast<const T*>(key.data_ptr()), static_cast<const T*>(value.data_ptr()),
@@ -99,21 +84,13 @@ void reshape_and_cache_flash_cuda(const at::Tensor& key, const at::Tensor& value
                                   at::Tensor& key_cache, at::Tensor& value_cache,
                                   const at::Tensor& slot_mapping, std::string kv_cache_dtype,
                                   const at::Tensor& k_scale, const at::Tensor& v_scale) {
-  const int64_t num_tokens = slot_mapping.size(0);
   FlashArgs a{};
-  a.num_heads = key.size(1);
-  a.head_size = key.size(2);
-  a.block_size = key_cache.size(1);
-  a.key_stride = key.stride(0);
-  a.value_stride = value.stride(0);
-  a.block_stride = key_cache.stride(0);
-  a.page_stride = key_cache.stride(1);
-  a.head_stride = key_cache.stride(2);
-  TORCH_CHECK(key_cache.stride(0) == value_cache.stride(0));
-  const int64_t es = auto_element_size(key, kv_cache_dtype);
+  a.s = opc::port::flash_checks(key, value, key_cache, value_cache, slot_mapping);
+  const int64_t num_tokens = a.s.num_tokens;
+  const int64_t es = opc::port::auto_element_size(key, kv_cache_dtype);
   const int64_t* slots = slot_mapping.data_ptr<int64_t>();
-  if (num_tokens == 0 || a.num_heads * a.head_size == 0) return;  // empty grid / block
-  TORCH_CHECK(a.block_size != 0, "opc port: key_cache.size(1) (block_size) is 0; upstream "
+  if (num_tokens == 0 || a.s.num_heads * a.s.head_size == 0) return;  // empty grid / block
+  TORCH_CHECK(a.s.block_size != 0, "opc port: key_cache.size(1) (block_size) is 0; upstream "
               "divides slots by it in the kernel");
   opc::port::guard_bytes(slot_mapping, 0, num_tokens * 8, "slot_mapping");
   a.key_room = room_elements(key, es);

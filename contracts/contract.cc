@@ -100,6 +100,10 @@ const ArgSpec* Contract::arg(const std::string& name) const {
   return nullptr;
 }
 
+bool DonationSpec::donated(int arg_index) const {
+  return std::find(args.begin(), args.end(), arg_index) != args.end();
+}
+
 const MutateSpec* Contract::mutate_spec(int arg_index) const {
   for (const auto& m : mutates)
     if (m.arg == arg_index) return &m;

@@ -63,7 +63,9 @@ struct ValueDist {
 };
 
 // A non-tensor argument's candidate values.
-using ScalarValue = std::variant<bool, int64_t, double, std::string>;
+// A scalar argument's value; std::monostate stands for the schema's default (an argument
+// the contract leaves out), which may be None.
+using ScalarValue = std::variant<std::monostate, bool, int64_t, double, std::string>;
 
 struct ArgSpec {
   std::string name;
@@ -124,6 +126,16 @@ struct PaddingSpec {
   int64_t dim = 0;
   Expr real;
   std::vector<int> args;
+};
+
+// `donates:` the op also has an overload (vLLM IR's `maybe_inplace`) to which the caller
+// donates these arguments: it may write them, and must return what the functional op
+// (this contract's) returns. The functional op itself must leave them alone.
+struct DonationSpec {
+  SourceLoc loc;
+  std::string overload;   // e.g. "maybe_inplace"
+  std::vector<int> args;  // argument indices donated
+  bool donated(int arg_index) const;
 };
 
 // `cudagraph:` how vLLM captures the op. With a batch dim, each case of n rows is run in
@@ -194,6 +206,7 @@ struct Contract {
   std::vector<Mode> modes;
   std::optional<PaddingSpec> padding;
   CudagraphSpec cudagraph;
+  std::optional<DonationSpec> donates;
   std::string reference;  // qualified name of a plain-ATen op with the same schema
   SourceLoc reference_loc;
   std::map<c10::ScalarType, Tolerance> tolerance;

@@ -16,10 +16,6 @@
 namespace opc {
 namespace {
 
-// Keys of the format that a later version checks; accepting them silently would weaken
-// the contract, so they are refused by name.
-const std::set<std::string> kNotYetSupported = {"donates"};
-
 class Loader {
  public:
   explicit Loader(std::string file) : file_(std::move(file)) {}
@@ -81,10 +77,6 @@ class Loader {
       for (const auto& kv : map_) {
         const std::string key = kv.first.Scalar();
         if (std::find(known_.begin(), known_.end(), key) != known_.end()) continue;
-        if (kNotYetSupported.count(key))
-          l_.fail(kv.first, "'" + key +
-                                "' is part of the contract format but this version of "
-                                "opcontract does not check it yet; remove it or upgrade");
         std::string msg = "unknown key '" + key + "' in " + where_ + " (known: " +
                           join(known_) + ")";
         auto near = closest_names(key, known_, 1);
@@ -140,6 +132,7 @@ class Loader {
   void load_cudagraph(const YAML::Node& n, Contract& c);
   void load_reference(const YAML::Node& ref, const YAML::Node& tol, Contract& c);
   void load_known_findings(const YAML::Node& n, Contract& c);
+  void load_donates(const YAML::Node& n, Contract& c);
   std::string clause_id(const YAML::Node& n, const std::string& what) const;
   void dtypes(const YAML::Node& n, const Contract& c, const std::string& what,
               std::vector<c10::ScalarType>& out, int& from) const;
@@ -155,7 +148,7 @@ Contract Loader::load(const YAML::Node& root) {
   f.allow({"op", "overload", "port", "upstream", "schema", "context", "dims", "args",
            "constraints", "requires", "branches", "aliasing", "returns", "mutates", "skip",
            "modes", "determinism", "padding", "cudagraph", "reference", "tolerance",
-           "known_findings", "regressions"});
+           "known_findings", "donates", "regressions"});
 
   YAML::Node op = f.need("op");
   c.op = scalar(op, "op");
@@ -240,6 +233,7 @@ Contract Loader::load(const YAML::Node& root) {
   load_cudagraph(f.take("cudagraph"), c);
   load_reference(f.take("reference"), f.take("tolerance"), c);
   if (YAML::Node n = f.take("known_findings")) load_known_findings(n, c);
+  if (YAML::Node n = f.take("donates")) load_donates(n, c);
   if (YAML::Node d = f.take("determinism")) {
     const std::string v = scalar(d, "determinism");
     if (v == "tolerance")
@@ -343,7 +337,10 @@ void Loader::load_args(const YAML::Node& map, Contract& c) {
     a.loc = n ? loc(n) : loc(map);
     const c10::Argument& sa = sargs[a.index];
     if (!n) {
-      if (!a.is_tensor && sa.default_value()) continue;  // the schema's default is used
+      if (!a.is_tensor && sa.default_value()) {
+        a.choices = {ScalarValue{}};  // the schema's default is passed
+        continue;
+      }
       fail(map, "args: schema argument '" + a.name + "' (" + sa.type()->str() +
                     ") is not described");
     }
@@ -755,6 +752,31 @@ void Loader::load_known_findings(const YAML::Node& n, Contract& c) {
     f.done();
     c.known_findings.push_back(std::move(k));
   }
+}
+
+void Loader::load_donates(const YAML::Node& n, Contract& c) {
+  Fields f(*this, n, "donates");
+  DonationSpec d;
+  d.loc = loc(n);
+  YAML::Node overload = f.need("overload");
+  d.overload = scalar(overload, "donates.overload");
+  if (d.overload.empty() || d.overload == c.overload)
+    fail(overload, "donates.overload names the donating overload (e.g. maybe_inplace), "
+                   "which must differ from the contract's own overload");
+  YAML::Node args = sequence(f.need("args"), "donates.args");
+  if (args.size() == 0) fail(args, "donates.args must name at least one donated tensor");
+  const Annotations own = annotations_of(*c.schema);
+  for (const auto& a : args) {
+    const int i = arg_index(a, c, "donates.args");
+    if (!c.args[i].is_tensor) fail(a, "donates.args: '" + a.Scalar() + "' is not a tensor");
+    if (own.mutable_arg[i])
+      fail(a, "donates.args: '" + a.Scalar() + "' is mutable in this schema; donation is for "
+              "the functional overload's inputs, which only the donating overload may write");
+    if (d.donated(i)) fail(a, "donates.args: '" + a.Scalar() + "' is listed twice");
+    d.args.push_back(i);
+  }
+  f.done();
+  c.donates = std::move(d);
 }
 
 void Loader::load_regressions(const YAML::Node& n, Contract& c) {

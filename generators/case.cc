@@ -11,7 +11,8 @@ std::string scalar_text(const ScalarValue& v) {
   return std::visit(
       [](const auto& x) -> std::string {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, bool>) return x ? "true" : "false";
+        if constexpr (std::is_same_v<T, std::monostate>) return "default";
+        else if constexpr (std::is_same_v<T, bool>) return x ? "true" : "false";
         else if constexpr (std::is_same_v<T, std::string>) return "\"" + x + "\"";
         else {
           std::ostringstream s;
@@ -72,7 +73,12 @@ std::string case_json(const Case& c, const Contract& contract) {
       if (t->slack) w.key("slack").value(t->slack);
       w.end_object();
     } else {
-      std::visit([&](const auto& x) { w.value(x); }, std::get<ScalarValue>(c.args[i]));
+      std::visit(
+          [&](const auto& x) {
+            if constexpr (std::is_same_v<std::decay_t<decltype(x)>, std::monostate>) w.value("default");
+            else w.value(x);
+          },
+          std::get<ScalarValue>(c.args[i]));
     }
   }
   w.end_object();

@@ -35,3 +35,5 @@ int64_t get_int(std::string_view name) {
 void clear() { values().clear(); }
 
 }  // namespace opc::sim
+
+extern "C" void opc_sim_set_int(const char* name, int64_t value) { opc::sim::set_int(name, value); }

@@ -22,3 +22,7 @@ int64_t get_int(std::string_view name);
 void clear();
 
 }  // namespace opc::sim
+
+// The same setter with C linkage, for hosts that are not C++ (Python's ctypes):
+//   ctypes.CDLL("libopcontract_context.so").opc_sim_set_int(b"tp_size", 4)
+extern "C" void opc_sim_set_int(const char* name, int64_t value);

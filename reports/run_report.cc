@@ -19,6 +19,7 @@ const ClauseRow kCaseClauses[] = {
     {"extent", {Mode::Eager}}, {"crash", {Mode::Eager, Mode::Cudagraph}}, {"fake", {Mode::Fake}},
     {"padding", {Mode::Eager, Mode::Compiled}}, {"determinism", {Mode::Eager}}, {"compiled", {Mode::Compiled}},
     {"cudagraph", {Mode::Cudagraph}}, {"precondition", {Mode::Eager}}, {"reference", {Mode::Eager}},
+    {"donation", {Mode::Eager, Mode::Compiled}},
 };
 
 bool mode_ran(const ContractResult& r, Mode m) {
@@ -75,7 +76,8 @@ std::string cell(const RunEntry& e, const ClauseRow& row, Mode m) {
   // Clauses a contract does not ask for.
   if (e.contract && ((row.clause == std::string("reference") && e.contract->reference.empty()) ||
                      (row.clause == std::string("precondition") && e.contract->requires_.empty()) ||
-                     (row.clause == std::string("padding") && !e.contract->padding)))
+                     (row.clause == std::string("padding") && !e.contract->padding) ||
+                     (row.clause == std::string("donation") && !e.contract->donates)))
     return "-";
   const std::string clause = row.clause;
   auto it = r.modes.find(m);
@@ -142,17 +144,17 @@ void print_text_report(std::ostream& out, const std::vector<RunEntry>& run) {
       out << "   found before the error:\n";
     }
     out << "   " << r.file << " - " << r.cases << " cases - seed " << r.seed << "\n";
-    out << "   " << std::left << std::setw(12) << "clause";
+    out << "   " << std::left << std::setw(13) << "clause";
     for (Mode m : kAllModes) out << std::setw(11) << to_string(m);
     out << "\n";
     for (const ClauseRow& row : kCaseClauses) {
-      out << "   " << std::setw(12) << row.clause;
+      out << "   " << std::setw(13) << row.clause;
       for (Mode m : kAllModes) out << std::setw(11) << cell(e, row, m);
       out << "\n";
     }
-    out << "   " << std::setw(12) << "schema" << (found(r, "schema", "") ? "FAIL" : "pass")
+    out << "   " << std::setw(13) << "schema" << (found(r, "schema", "") ? "FAIL" : "pass")
         << " (registered vs contract, once)\n";
-    out << "   " << std::setw(12) << "branches";
+    out << "   " << std::setw(13) << "branches";
     if (r.branches.empty()) out << "(none declared)";
     for (size_t i = 0; i < r.branches.size(); ++i)
       out << (i ? ", " : "") << r.branches[i].first << " " << r.branches[i].second;

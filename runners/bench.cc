@@ -9,8 +9,10 @@
 #include <cstdio>
 #include <memory>
 
+#include "contracts/suggest.h"
 #include "generators/case_gen.h"
 #include "generators/layout.h"
+#include "reports/run_report.h"
 #include "runners/check_driver.h"
 #include "runners/compiled_runner.h"
 #include "runners/eager_runner.h"
@@ -39,6 +41,43 @@ double rate(F&& round, double min_s) {
     s = seconds_since(t0);
   } while (s < min_s);
   return rounds / s;
+}
+
+// Per listed regression: how many cases the check needed to catch each clause, and how
+// small the shrunk case got -- the figures a generator change should improve.
+void bench_regressions(const Contract& contract, uint64_t seed, std::ostream& out) {
+  if (contract.regressions.empty()) return;
+  CheckOptions options;
+  options.seed = seed;
+  out << "regressions (up to " << options.cases << " cases each, seed " << seed << "):\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "  %-56s %-22s %8s %10s %7s\n", "target", "clause (mode)",
+                "cases", "shrunk to", "steps");
+  out << line;
+  for (const Regression& g : contract.regressions) {
+    const ContractResult r = check_contract(contract, g.target, options);
+    if (r.verdict == "error") {
+      out << "  " << g.target << ": error: " << r.error << "\n";
+      continue;
+    }
+    for (const ContractFinding& f : r.findings) {
+      const std::string where = f.clause + (f.mode.empty() ? "" : " (" + f.mode + ")");
+      if (f.has_case)
+        std::snprintf(line, sizeof line, "  %-56s %-22s %8d %7lld el %7d\n", g.target.c_str(),
+                      where.c_str(), f.cases_tried, static_cast<long long>(case_numel(f.minimal)),
+                      f.shrink_steps);
+      else
+        std::snprintf(line, sizeof line, "  %-56s %-22s %8s %10s %7s\n", g.target.c_str(),
+                      where.c_str(), "static", "-", "-");
+      out << line;
+    }
+    const RunEntry entry{std::make_shared<const Contract>(contract), r, &g, ""};
+    out << "  " << g.target << ": "
+        << (regression_not_run(entry)       ? "not run"
+            : caught_as_expected(entry)     ? "caught as expected"
+                                            : "NOT as expected, expected " + join(g.expect))
+        << " (" << (r.findings.empty() ? "nothing found" : "found " + join(found_clauses(r))) << ")\n";
+  }
 }
 
 }  // namespace
@@ -77,7 +116,7 @@ void run_bench(const Contract& contract, const std::string& target, int cases, u
     }, 1.0);
   };
   const double eager = case_rate([&](const Case& c) {
-    case_findings(op, nullptr, contract, c, CaseFacts(c, contract), {Mode::Eager}, nullptr);
+    case_findings({op}, contract, c, CaseFacts(c, contract), {Mode::Eager}, nullptr);
   });
   // The fake and compiled modes' own cost (their oracles compare with the eager run a
   // check makes anyway): Meta tensors; clones, guard, copy-back and poisoned inputs.
@@ -114,6 +153,7 @@ void run_bench(const Contract& contract, const std::string& target, int cases, u
   if (compiled_runs && compiled < slowest.second) slowest = {"compiled", compiled};
   std::snprintf(line, sizeof line, "slowest: %s %.0f cases/s\n", slowest.first, slowest.second);
   out << line;
+  bench_regressions(contract, seed, out);
 }
 
 }  // namespace opc

@@ -6,6 +6,8 @@
 //   bare/eager: 80.5
 //   fake: 9000 cases/s        (generate + the same case on Meta tensors)
 //   compiled: 9000 cases/s    (generate + functionalized call, guard, copy-back, dead inputs)
+//   regressions ...           per listed regression and clause: cases until caught, the
+//                             shrunk case's elements and shrink steps
 #pragma once
 
 #include <cstdint>

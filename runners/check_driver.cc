@@ -21,9 +21,10 @@
 #include "runners/oracles/storage_diff.h"
 
 namespace opc {
-std::vector<Finding> case_findings(const OpBinding& op, const OpBinding* reference,
-                                   const Contract& contract, const Case& c, const CaseFacts& facts,
-                                   const std::vector<Mode>& modes, std::vector<bool>* written) {
+std::vector<Finding> case_findings(const CaseOps& ops, const Contract& contract, const Case& c,
+                                   const CaseFacts& facts, const std::vector<Mode>& modes,
+                                   std::vector<bool>* written) {
+  const OpBinding& op = ops.op;
   if (const std::vector<int> broken = broken_requires(facts, contract); !broken.empty()) {
     const Observation eager = rerun_eager(op, contract, c, materialize(c, contract, facts));
     std::vector<Finding> out = check_precondition({contract, broken, eager});
@@ -48,8 +49,9 @@ std::vector<Finding> case_findings(const OpBinding& op, const OpBinding* referen
   } else {
     const OracleInput in{contract, op.annotations, facts, eager};
     for (auto check : {check_alias, check_mutation, check_write, check_extent}) add(check(in), Mode::Eager);
-    if (reference) {
-      const Observation ref = rerun_eager(*reference, contract, c, materialize(c, contract, facts));
+    if (contract.donates) add(check_functional_overload(in), Mode::Eager);
+    if (ops.reference) {
+      const Observation ref = rerun_eager(*ops.reference, contract, c, materialize(c, contract, facts));
       add(check_reference({contract, op.annotations, eager, ref}), Mode::Eager);
     }
   }
@@ -73,6 +75,12 @@ std::vector<Finding> case_findings(const OpBinding& op, const OpBinding* referen
   if (std::find(modes.begin(), modes.end(), Mode::Compiled) != modes.end()) {
     const CompiledObservation compiled = run_compiled(op, contract, c, facts);
     add(check_compiled({contract, op.annotations, eager, compiled}), Mode::Compiled);
+    // vLLM's reinplacing pass swaps in the donating overload where the donated inputs die.
+    if (ops.donating && !eager.threw) {
+      const Observation donated = run_eager(*ops.donating, contract, c, materialize(c, contract, facts));
+      add(check_donating_overload({contract, ops.donating->annotations, eager, donated}),
+          Mode::Compiled);
+    }
     if (contract.padding) {
       const CompiledObservation nan_padded = run_compiled(op, contract, c, facts, 0);
       const CompiledObservation finite_padded = run_compiled(op, contract, c, facts, 1);
@@ -101,6 +109,13 @@ std::string unfit_reason(const c10::FunctionSchema& want, const c10::FunctionSch
   return "";
 }
 
+// A kernel the CUDA dispatch key would reach: its own or a composite one.
+bool has_cuda_kernel(const OpBinding& op) {
+  return op.handle.hasKernelForAnyDispatchKey(
+      c10::DispatchKeySet({c10::DispatchKey::CUDA, c10::DispatchKey::CompositeExplicitAutograd,
+                           c10::DispatchKey::CompositeImplicitAutograd}));
+}
+
 const Finding* find_same(const std::vector<Finding>& fs, const Finding& like) {
   for (const Finding& f : fs)
     if (f.clause == like.clause && f.mode == like.mode) return &f;
@@ -109,7 +124,7 @@ const Finding* find_same(const std::vector<Finding>& fs, const Finding& like) {
 
 // Shrinks a failing case while the same clause keeps failing in the same mode, so one
 // bug does not slide into another on the way down.
-ContractFinding shrink(const OpBinding& op, const OpBinding* reference, const Contract& contract,
+ContractFinding shrink(const CaseOps& ops, const Contract& contract,
                        const std::vector<Mode>& modes, rc::Shrinkable<Case> failing,
                        const Finding& first, int budget) {
   ContractFinding f;
@@ -118,7 +133,7 @@ ContractFinding shrink(const OpBinding& op, const OpBinding* reference, const Co
   f.message = first.message;
   auto r = shrink_while(std::move(failing), [&](const Case& c) {
     const std::vector<Finding> fs =
-        case_findings(op, reference, contract, c, CaseFacts(c, contract), modes, nullptr);
+        case_findings(ops, contract, c, CaseFacts(c, contract), modes, nullptr);
     const Finding* same = find_same(fs, first);
     if (same) f.message = same->message;
     return same != nullptr;
@@ -162,16 +177,24 @@ ContractResult check_contract(const Contract& contract, const std::string& targe
   r.op = contract.op;
   r.target = target;
   r.seed = options.seed;
-  const std::string no_cudagraph = cudagraph_unavailable();
-  for (Mode m : kAllModes) {
-    if (auto skip = contract.skip.find(m); skip != contract.skip.end())
-      r.modes[m] = {"not_run", 0, "skipped by the contract: " + skip->second};
-    else if (m == Mode::Cudagraph && !no_cudagraph.empty())
-      r.modes[m] = {"not_run", 0, no_cudagraph};
-  }
+  std::string no_cudagraph = cudagraph_unavailable();
+  auto set_skips = [&] {
+    for (Mode m : kAllModes) {
+      if (auto skip = contract.skip.find(m); skip != contract.skip.end())
+        r.modes[m] = {"not_run", 0, "skipped by the contract: " + skip->second};
+      else if (m == Mode::Cudagraph && !no_cudagraph.empty())
+        r.modes[m] = {"not_run", 0, no_cudagraph};
+    }
+  };
+  set_skips();
   try {
     const SourceLoc& where = target == contract.port ? contract.port_loc : contract.op_loc;
     const OpBinding op = bind_op(target, target == contract.op ? contract.overload : "", where);
+    if (no_cudagraph.empty() && !has_cuda_kernel(op)) {
+      no_cudagraph = op.name + " has no CUDA kernel registered (a CPU-only port), so there is "
+                     "nothing to capture";
+      set_skips();
+    }
     if (auto f = check_schema(contract, op.handle.schema()))
       r.findings.push_back({f->clause, "", f->message});
 
@@ -184,7 +207,18 @@ ContractResult check_contract(const Contract& contract, const std::string& targe
                                                         reference->handle.schema().name() + " is '" +
                                                         toString(reference->handle.schema()) + "'");
     }
-    const OpBinding* ref_ptr = reference ? &*reference : nullptr;
+    std::optional<OpBinding> donating;
+    if (contract.donates && !contract.skip.count(Mode::Compiled)) {
+      donating = bind_op(target, contract.donates->overload, contract.donates->loc);
+      if (auto why = unfit_reason(*contract.schema, donating->handle.schema()); !why.empty())
+        throw ContractError(contract.donates->loc,
+                            "the donating overload " + donating->name + " does not take the "
+                            "contract's argument and return types: it is '" +
+                            toString(donating->handle.schema()) + "'");
+      if (auto f = check_donating_schema(contract, donating->annotations))
+        r.findings.push_back({f->clause, to_string(Mode::Compiled), f->message});
+    }
+    const CaseOps ops{op, reference ? &*reference : nullptr, donating ? &*donating : nullptr};
     std::vector<int> branch_hits(contract.branches.size(), 0);
     const std::string unfit = unfit_reason(*contract.schema, op.handle.schema());
     if (!unfit.empty() && !contract.skip.count(Mode::Eager))
@@ -231,9 +265,9 @@ ContractResult check_contract(const Contract& contract, const std::string& targe
         if (!breaks)
           for (size_t b = 0; b < contract.branches.size(); ++b)
             branch_hits[b] += contract.branches[b].expr.eval(facts.input()) != 0;
-        for (const Finding& f : case_findings(op, ref_ptr, *contract_ptr, c, facts, run_modes, &written)) {
+        for (const Finding& f : case_findings(ops, *contract_ptr, c, facts, run_modes, &written)) {
           if (!seen.insert(f.clause + "/" + f.mode).second) continue;
-          ContractFinding cf = shrink(op, ref_ptr, *contract_ptr, run_modes, s, f, options.max_shrink_runs);
+          ContractFinding cf = shrink(ops, *contract_ptr, run_modes, s, f, options.max_shrink_runs);
           cf.cases_tried = i + 1;
           r.findings.push_back(std::move(cf));
         }

@@ -64,12 +64,18 @@ struct ContractResult {
 struct OpBinding;
 struct Finding;
 class CaseFacts;
+// The ops a checked case calls: the op under test and the companions its contract names.
+struct CaseOps {
+  const OpBinding& op;
+  const OpBinding* reference = nullptr;  // `reference:`, compared with eager
+  const OpBinding* donating = nullptr;   // `donates:`' overload, run in the compiled mode
+};
 // One whole checked case: eager (always) and the other `modes` asked for, each with its
-// oracles; every finding says its mode. With `reference`, eager is also compared with it.
+// oracles; every finding says its mode.
 // When `written` is given, sets written[i] for each argument whose bytes eager changed.
-std::vector<Finding> case_findings(const OpBinding& op, const OpBinding* reference,
-                                   const Contract& contract, const Case& c, const CaseFacts& facts,
-                                   const std::vector<Mode>& modes, std::vector<bool>* written);
+std::vector<Finding> case_findings(const CaseOps& ops, const Contract& contract, const Case& c,
+                                   const CaseFacts& facts, const std::vector<Mode>& modes,
+                                   std::vector<bool>* written);
 
 ContractResult check_contract(const Contract& contract, const std::string& target,
                               const CheckOptions& options);

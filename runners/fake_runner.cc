@@ -12,7 +12,7 @@ Observation run_fake(const OpBinding& op, const Contract& contract, const Case& 
   args.reserve(contract.args.size());
   for (const auto& a : contract.args) {
     if (!a.is_tensor) {
-      std::visit([&](const auto& v) { args.emplace_back(v); }, std::get<ScalarValue>(c.args[a.index]));
+      args.push_back(scalar_arg(c, contract, a));
       continue;
     }
     const TensorCase& t = std::get<TensorCase>(c.args[a.index]);

@@ -149,13 +149,23 @@ at::Tensor region_of(const at::Tensor& view, const Region& region, const EvalInp
   return r;
 }
 
+c10::IValue scalar_arg(const Case& c, const Contract& contract, const ArgSpec& a) {
+  return std::visit(
+      [&](const auto& v) -> c10::IValue {
+        if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::monostate>)
+          return *contract.schema->arguments()[a.index].default_value();
+        else return v;
+      },
+      std::get<ScalarValue>(c.args[a.index]));
+}
+
 Materialized materialize(const Case& c, const Contract& contract, const CaseFacts& facts) {
   Materialized m;
   m.args.reserve(contract.args.size());
   const EvalInput in = facts.input();
   for (const auto& a : contract.args) {
     if (!a.is_tensor) {
-      std::visit([&](const auto& v) { m.args.emplace_back(v); }, std::get<ScalarValue>(c.args[a.index]));
+      m.args.push_back(scalar_arg(c, contract, a));
       continue;
     }
     const TensorCase& t = std::get<TensorCase>(c.args[a.index]);

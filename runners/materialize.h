@@ -36,6 +36,10 @@ struct Materialized {
 
 Materialized materialize(const Case& c, const Contract& contract, const CaseFacts& facts);
 
+// A scalar argument's value as the op receives it (the schema's default where the case
+// holds std::monostate).
+c10::IValue scalar_arg(const Case& c, const Contract& contract, const ArgSpec& a);
+
 // The sentinel's bytes for a dtype (a NaN payload for floats): what an unwritten output
 // element still holds after the call.
 std::vector<uint8_t> sentinel_bytes(c10::ScalarType dtype);

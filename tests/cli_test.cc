@@ -136,7 +136,7 @@ TEST(CliUsage, OptionsOfCheckOnlyAreUnknownToBench) {
 TEST(CliUsage, UnknownCommandAndNoCommand) {
   Result r = run("frobnicate " + kChunk);
   EXPECT_EQ(r.exit, 2) << r.output;
-  EXPECT_CONTAINS(r.output, "unknown command 'frobnicate' (commands: check, bench)");
+  EXPECT_CONTAINS(r.output, "unknown command 'frobnicate' (commands: check, bench, list, draft)");
   r = run("");
   EXPECT_EQ(r.exit, 2) << r.output;
   EXPECT_CONTAINS(r.output, "opcontract: no command given");
@@ -286,6 +286,90 @@ TEST(CliBench, PrintsRates) {
       << r.output;
   EXPECT_TRUE(std::regex_search(r.output, std::regex(R"((^|\n)eager: [0-9]+(\.[0-9]+)? cases/s\n)")))
       << r.output;
+}
+
+TEST(CliBench, PrintsCasesUntilEachRegressionIsCaught) {
+  const Result r = run("bench " + kChunk + " --cases 100");
+  EXPECT_EQ(r.exit, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "regressions (up to 100 cases each, seed 20261202):");
+  // target, clause (mode), cases until caught, shrunk case's elements, shrink steps.
+  EXPECT_TRUE(std::regex_search(
+      r.output, std::regex(R"(opc_regress::sequence_parallel_chunk_impl_pr44130 +alias \(eager\) +[0-9]+ +[0-9]+ el +[0-9]+\n)")))
+      << r.output;
+  EXPECT_CONTAINS(r.output, "opc_regress::sequence_parallel_chunk_impl_pr44130: caught as expected");
+}
+
+// ---------------------------------------------------------------------------------------
+// list and draft
+
+TEST(CliList, BundledPortsAndTheirContracts) {
+  const Result r = run("list");
+  EXPECT_EQ(r.exit, 0) << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(\nopc_C::rms_norm +contracts/vllm/rms_norm\.yaml \(port of _C::rms_norm\))")))
+      << r.output;
+  EXPECT_CONTAINS(r.output, "contracts/vllm/sequence_parallel_chunk_impl.yaml (regression of "
+                            "vllm::sequence_parallel_chunk_impl)");
+  EXPECT_CONTAINS(r.output, "(donating overload of vllm_ir::fused_add_rms_norm)");
+  EXPECT_FALSE(contains(r.output, "aten::")) << "only the bundled ports without --load";
+}
+
+TEST(CliList, LoadedOpsWithoutAContractAreNamed) {
+  const Result r = run(std::string("list --load ") + OPC_TEST_OPS + " --contracts tests/contracts");
+  EXPECT_EQ(r.exit, 0) << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(opc_test::doubled +tests/contracts/)"))) << r.output;
+  EXPECT_TRUE(std::regex_search(
+      r.output, std::regex(R"(opc_test::ignores_out +NO CONTRACT  \(draft one: opcontract draft opc_test::ignores_out\))")))
+      << r.output;
+  EXPECT_FALSE(contains(r.output, "opc_C::rms_norm")) << "only the loaded library's ops with --load";
+  EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(\n[0-9]+ op\(s\), [0-9]+ covered by the [0-9]+ contract\(s\) in tests/contracts, [1-9][0-9]* without one\n)")))
+      << r.output;
+}
+
+TEST(CliList, BadContractDirectory) {
+  const Result r = run("list --contracts no/such/dir");
+  EXPECT_EQ(r.exit, 2) << r.output;
+  EXPECT_CONTAINS(r.output, "--contracts no/such/dir: not a directory");
+}
+
+TEST(CliDraft, SkeletonFromTheRegisteredSchemaLoadsAndRuns) {
+  const std::string path = testing::TempDir() + "/draft_rms_norm.yaml";
+  std::remove(path.c_str());
+  Result r = run("draft opc_C::rms_norm --out " + path);
+  ASSERT_EQ(r.exit, 0) << r.output;
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  // Tensor! comes back as Tensor!, not as PyTorch's printed "Tensor($0! -> )".
+  EXPECT_CONTAINS(text.str(), "schema: \"rms_norm(Tensor! result, Tensor input, Tensor weight, float epsilon) -> ()\"");
+  EXPECT_CONTAINS(text.str(), "  result: {writes: all}");
+  EXPECT_CONTAINS(text.str(), "TODO");
+  // It loads and runs as it is: the registered schema matches, so no schema finding.
+  r = run("check " + path + " --cases 5");
+  EXPECT_NE(r.exit, 2) << r.output;
+  EXPECT_CONTAINS(r.output, "schema       pass");
+  // An existing file is never overwritten.
+  r = run("draft opc_C::rms_norm --out " + path);
+  EXPECT_EQ(r.exit, 2) << r.output;
+  EXPECT_CONTAINS(r.output, "exists; draft does not overwrite a contract");
+}
+
+TEST(CliDraft, OverloadsDefaultsAndAliasing) {
+  const Result r = run("draft opc_vllm_ir::fused_add_rms_norm.maybe_inplace");
+  EXPECT_EQ(r.exit, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "overload: maybe_inplace\n");
+  EXPECT_CONTAINS(r.output, "fused_add_rms_norm.maybe_inplace(Tensor(a0!) x, Tensor(a1!) x_residual");
+  EXPECT_CONTAINS(r.output, "  # variance_size: left out, the schema's default is passed\n");
+  EXPECT_CONTAINS(r.output, "optional: true");
+  EXPECT_CONTAINS(r.output, "aliasing:\n  returns: [none, none]\n");
+}
+
+TEST(CliDraft, UnknownOpNamesTheClosest) {
+  const Result r = run("draft opc_C::rms_nrm");
+  EXPECT_EQ(r.exit, 2) << r.output;
+  EXPECT_CONTAINS(r.output, "op 'opc_C::rms_nrm' is not registered");
+  EXPECT_CONTAINS(r.output, "opc_C::rms_norm");
+  EXPECT_EQ(run("draft").exit, 2);
+  EXPECT_EQ(run("draft rms_norm").exit, 2);
 }
 
 }  // namespace

@@ -292,7 +292,8 @@ TEST(LoaderValid, ArgsFollowTheSchema) {
   EXPECT_EQ(c.args[3].choices, (std::vector<ScalarValue>{int64_t{1}, int64_t{2}}));
   EXPECT_EQ(c.args[4].choices, std::vector<ScalarValue>{true});
   EXPECT_EQ(c.args[5].choices, std::vector<ScalarValue>{0.5});
-  EXPECT_TRUE(c.args[6].choices.empty());  // the schema's default is used
+  // Left out: the schema's default is passed (std::monostate).
+  EXPECT_EQ(c.args[6].choices, std::vector<ScalarValue>{ScalarValue{}});
 
   EXPECT_EQ(c.scope.tensors, (std::vector<std::string>{"out", "x", "bias"}));
   EXPECT_EQ(c.tensor_of_scope, (std::vector<int>{0, 1, 2}));
@@ -577,17 +578,53 @@ dims: {n: 2}
 )y" + kArgs, 4, 8, "'n' is declared twice"));
 }
 
-TEST(LoaderUnknownKey, NotYetSupportedKeysAreRefusedByName) {
-  for (const std::string key : {"donates"}) {
-    const std::string text = kSmall + key + ": {x: 0}\n";
-    EXPECT_TRUE(fails_at(text, 7, 1,
-                         "'" + key + "' is part of the contract format but this version of "
-                                     "opcontract does not check it yet"))
-        << key;
-  }
+TEST(LoaderUnknownKey, NotYetCheckedFormsAreRefusedAtTheirValue) {
   // Refused at its value, which is what would go unchecked.
   EXPECT_TRUE(fails_at_token(kSmall + "aliasing: {inputs: [x]}\n", "[x]}",
                              "aliasing.inputs (in-place use of arguments) is not checked"));
+}
+
+// ---------------------------------------------------------------------------------------
+// donates
+
+const std::string kFunctional = R"y(op: a::f
+schema: "f(Tensor x, Tensor y, Tensor! out, int n) -> Tensor"
+dims:
+  m: {range: [1, 8]}
+args:
+  x: {dtype: float32, shape: [m]}
+  y: {dtype: float32, shape: [m]}
+  out: {dtype: float32, shape: [m]}
+  n: 3
+)y";
+
+TEST(LoaderDonates, OverloadAndArgsLoad) {
+  const Contract c = load_contract_text(kFunctional + "donates: {overload: maybe_inplace, args: [y, x]}\n", "t.yaml");
+  ASSERT_TRUE(c.donates.has_value());
+  EXPECT_EQ(c.donates->overload, "maybe_inplace");
+  EXPECT_EQ(c.donates->args, (std::vector<int>{1, 0}));
+  EXPECT_TRUE(c.donates->donated(0));
+  EXPECT_FALSE(c.donates->donated(2));
+  EXPECT_EQ(c.donates->loc.line, 10);
+}
+
+TEST(LoaderDonates, BadEntriesNameTheirPlace) {
+  const std::string d = kFunctional + "donates: ";
+  EXPECT_TRUE(fails_at_token(d + "{overload: maybe_inplace, args: [z]}\n", "z]",
+                             "donates.args"));
+  EXPECT_TRUE(fails_at_token(d + "{overload: maybe_inplace, args: [n]}\n", "n]",
+                             "'n' is not a tensor"));
+  EXPECT_TRUE(fails_at_token(d + "{overload: maybe_inplace, args: [out]}\n", "out]",
+                             "'out' is mutable in this schema"));
+  EXPECT_TRUE(fails_at_token(d + "{overload: maybe_inplace, args: [x, x]}\n", "x]",
+                             "'x' is listed twice"));
+  EXPECT_TRUE(fails_at_token(d + "{overload: maybe_inplace, args: []}\n", "[]",
+                             "at least one donated tensor"));
+  EXPECT_TRUE(fails_at_token(d + "{overload: '', args: [x]}\n", "''",
+                             "names the donating overload"));
+  EXPECT_TRUE(fails_at_token(d + "{args: [x]}\n", "{args", "overload"));
+  EXPECT_TRUE(fails_at_token(d + "{overload: maybe_inplace, args: [x], inplace: true}\n",
+                             "inplace: true", "unknown key 'inplace' in donates"));
 }
 
 // ---------------------------------------------------------------------------------------

@@ -38,6 +38,8 @@ std::vector<Finding> check_mutation(const OracleInput& in) {
       continue;
     }
     if (is_mutable) continue;
+    // A functional op writing an input donated to its maybe_inplace twin is donation's.
+    if (in.contract.donates && in.contract.donates->donated(a.arg)) continue;
     const std::vector<int64_t> changed = changed_elements(a);
     if (changed.empty()) continue;
     const std::vector<uint8_t> mask = footprint(a.view, a.storage);

@@ -106,6 +106,21 @@ struct ReferenceInput {
 // case the op accepts.
 std::vector<Finding> check_reference(const ReferenceInput& in);
 
+// donation (contracts with `donates:`), in three parts:
+// the functional op (eager) wrote a donated input;
+std::vector<Finding> check_functional_overload(const OracleInput& in);
+// the donating overload's schema leaves a donated input unmarked (no case needed);
+std::optional<Finding> check_donating_schema(const Contract& contract, const Annotations& donating);
+struct DonationInput {
+  const Contract& contract;  // with `donates:`
+  const Annotations& donating;  // of the donating overload
+  const Observation& functional;  // the op under test, eager
+  const Observation& donated;     // the donating overload on the same case, fresh tensors
+};
+// the donating overload (compiled mode: what reinplacing swaps in) returned something
+// else than the functional op, bitwise, or wrote an input that is not donated.
+std::vector<Finding> check_donating_overload(const DonationInput& in);
+
 struct CudagraphObservation;
 // cudagraph: a capture or replay fails (host sync, allocation, ... with CUDA's text), a
 // replay writes a read-only static input, or a replay's real rows differ from the op

@@ -4,6 +4,8 @@
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
+#include <string>
+
 namespace {
 
 at::Tensor fresh_copy(const at::Tensor& x) { return x.clone(); }
@@ -272,4 +274,52 @@ TORCH_LIBRARY_IMPL(opc_test, CPU, m) {
   m.impl("twice", &twice);
   m.impl("doubled_roughly", &doubled_roughly);
   m.impl("copy_into_checked", &copy_into_checked);
+}
+
+// Donation twins (vLLM IR's functional op + maybe_inplace overload): add_scaled is
+// x + 2y, fresh; its maybe_inplace writes the sum into the donated x and returns x.
+// Planted: a functional overload that writes x; maybe_inplace overloads that compute
+// something else, write the undonated y, or leave the donated x unannotated.
+namespace {
+
+at::Tensor add_scaled(const at::Tensor& x, const at::Tensor& y) { return x + 2 * y; }
+at::Tensor add_scaled_inplace(at::Tensor& x, const at::Tensor& y) { return x.add_(y, 2); }
+at::Tensor add_scaled_writes_input(const at::Tensor& x, const at::Tensor& y) {
+  at::Tensor written = x;
+  return written.add_(y, 2).clone();
+}
+at::Tensor add_scaled_inplace_differs(at::Tensor& x, const at::Tensor& y) { return x.add_(y); }
+at::Tensor add_scaled_inplace_writes_y(at::Tensor& x, const at::Tensor& y) {
+  x.add_(y, 2);
+  at::Tensor scratch = y;
+  scratch.zero_();
+  return x;
+}
+at::Tensor add_scaled_inplace_unmarked(const at::Tensor& x, const at::Tensor& y) {
+  at::Tensor written = x;
+  return written.add_(y, 2);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_FRAGMENT(opc_test, m) {
+  for (const char* name : {"add_scaled", "add_scaled_writes_input", "add_scaled_inplace_differs",
+                           "add_scaled_inplace_writes_y", "add_scaled_inplace_unmarked"})
+    m.def((std::string(name) + "(Tensor x, Tensor y) -> Tensor").c_str());
+  for (const char* name : {"add_scaled", "add_scaled_writes_input", "add_scaled_inplace_differs",
+                           "add_scaled_inplace_writes_y"})
+    m.def((std::string(name) + ".maybe_inplace(Tensor(a0!) x, Tensor y) -> Tensor").c_str());
+  m.def("add_scaled_inplace_unmarked.maybe_inplace(Tensor x, Tensor y) -> Tensor");
+}
+TORCH_LIBRARY_IMPL(opc_test, CPU, m) {
+  m.impl("add_scaled", &add_scaled);
+  m.impl("add_scaled.maybe_inplace", &add_scaled_inplace);
+  m.impl("add_scaled_writes_input", &add_scaled_writes_input);
+  m.impl("add_scaled_writes_input.maybe_inplace", &add_scaled_inplace);
+  m.impl("add_scaled_inplace_differs", &add_scaled);
+  m.impl("add_scaled_inplace_differs.maybe_inplace", &add_scaled_inplace_differs);
+  m.impl("add_scaled_inplace_writes_y", &add_scaled);
+  m.impl("add_scaled_inplace_writes_y.maybe_inplace", &add_scaled_inplace_writes_y);
+  m.impl("add_scaled_inplace_unmarked", &add_scaled);
+  m.impl("add_scaled_inplace_unmarked.maybe_inplace", &add_scaled_inplace_unmarked);
 }

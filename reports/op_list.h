@@ -1,0 +1,25 @@
+// `opcontract list`: which registered ops a set of contracts covers, and in what role.
+//
+//   int lacking = print_op_list(std::cout, ops, contracts, "contracts");
+//
+// An op is covered when some contract names it as its `op` (or `port`), as a regression
+// target, as a reference or as the donating overload; the rest are listed with the
+// command that drafts their contract.
+#pragma once
+
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "contracts/contract.h"
+
+namespace opc {
+
+// Prints one line per op in `ops` ("ns::name" or "ns::name.overload"), sorted; returns
+// how many no contract covers.
+int print_op_list(std::ostream& out, const std::vector<std::string>& ops,
+                  const std::vector<std::shared_ptr<const Contract>>& contracts,
+                  const std::string& where);
+
+}  // namespace opc

@@ -211,6 +211,7 @@ struct Contract {
   SourceLoc reference_loc;
   std::map<c10::ScalarType, Tolerance> tolerance;
   std::vector<KnownFinding> known_findings;
+  double time_limit_s = 0;  // `time_limit:` seconds per case; 0: the checker's default
   bool deterministic = true;  // `determinism: bitwise` (default): the same case, the same bytes
   std::vector<Regression> regressions;
 

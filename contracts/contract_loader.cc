@@ -5,13 +5,12 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "contracts/annotations.h"
 #include "contracts/clauses.h"
 #include "contracts/suggest.h"
+#include "contracts/text_guard.h"
 
 namespace opc {
 namespace {
@@ -40,9 +39,11 @@ class Loader {
       if (!map.IsMap()) l.fail(map, where_ + " must be a mapping");
       // yaml-cpp keeps duplicate keys but map[key] sees only the first: refuse them.
       std::set<std::string> seen;
-      for (const auto& kv : map)
+      for (const auto& kv : map) {
+        if (!kv.first.IsScalar()) l.fail(kv.first, "a key in " + where_ + " must be a name");
         if (!seen.insert(kv.first.Scalar()).second)
           l.fail(kv.first, "key '" + kv.first.Scalar() + "' appears twice in " + where_);
+      }
     }
     // Rejects unknown keys now, before anything is loaded, so that a misspelt optional
     // section ("dim:") is reported as such rather than as the names it failed to declare.
@@ -148,7 +149,7 @@ Contract Loader::load(const YAML::Node& root) {
   f.allow({"op", "overload", "port", "upstream", "schema", "context", "dims", "args",
            "constraints", "requires", "branches", "aliasing", "returns", "mutates", "skip",
            "modes", "determinism", "padding", "cudagraph", "reference", "tolerance",
-           "known_findings", "donates", "regressions"});
+           "known_findings", "donates", "time_limit", "regressions"});
 
   YAML::Node op = f.need("op");
   c.op = scalar(op, "op");
@@ -166,6 +167,9 @@ Contract Loader::load(const YAML::Node& root) {
   YAML::Node schema = f.need("schema");
   c.schema_text = scalar(schema, "schema");
   c.schema_loc = loc(schema);
+  SourceLoc schema_at = c.schema_loc;  // where the text starts: past the quote, if quoted
+  if (schema.Tag() == "!") schema_at = schema_at.shifted(1);
+  check_schema_nesting(c.schema_text, schema_at);
   try {
     c.schema = std::make_shared<c10::FunctionSchema>(torch::jit::parseSchema(c.schema_text));
   } catch (const std::exception& e) {
@@ -175,8 +179,7 @@ Contract Loader::load(const YAML::Node& root) {
     const size_t first = std::min(full.find_first_not_of("\n"), full.size());
     std::string why = full.substr(first, full.find('\n', first) - first);
     while (!why.empty() && (why.back() == ' ' || why.back() == ':')) why.pop_back();
-    SourceLoc at = loc(schema);
-    if (schema.Tag() == "!") at = at.shifted(1);
+    SourceLoc at = schema_at;
     const size_t here = full.find("<--- HERE");
     const size_t caret_line = here == std::string::npos ? 0 : full.rfind('\n', here) + 1;
     if (caret_line > 1) {  // the line above the carets must be the schema itself
@@ -234,6 +237,15 @@ Contract Loader::load(const YAML::Node& root) {
   load_reference(f.take("reference"), f.take("tolerance"), c);
   if (YAML::Node n = f.take("known_findings")) load_known_findings(n, c);
   if (YAML::Node n = f.take("donates")) load_donates(n, c);
+  if (YAML::Node n = f.take("time_limit")) {
+    try {
+      c.time_limit_s = n.as<double>();
+    } catch (const YAML::BadConversion&) {
+      fail(n, "time_limit must be a number of seconds per case");
+    }
+    if (!(c.time_limit_s > 0 && c.time_limit_s <= 3600))
+      fail(n, "time_limit must be more than 0 and at most 3600 seconds per case");
+  }
   if (YAML::Node d = f.take("determinism")) {
     const std::string v = scalar(d, "determinism");
     if (v == "tolerance")
@@ -555,8 +567,9 @@ Region Loader::load_region(const YAML::Node& n, const Contract& c) {
       start = i + 1;
     }
   }
-  for (auto [b, e] : parts) {
-    const std::string piece = text.substr(b, e - b);
+  for (const auto& [begin, end] : parts) {
+    const size_t b = begin;  // a plain variable: clang 14 cannot capture a binding
+    const std::string piece = text.substr(b, end - b);
     const size_t colon = piece.find(':');
     if (colon == std::string::npos)
       throw ContractError(at.shifted(static_cast<int>(b)),
@@ -801,6 +814,7 @@ void Loader::load_regressions(const YAML::Node& n, Contract& c) {
 Contract load_contract_text(const std::string& text, const std::string& file) {
   YAML::Node root;
   try {
+    check_contract_text(text, file);
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     throw ContractError({file, e.mark.line + 1, e.mark.column + 1}, "bad YAML: " + e.msg);
@@ -813,11 +827,7 @@ Contract load_contract_text(const std::string& text, const std::string& file) {
 }
 
 Contract load_contract(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ContractError({path, 0, 0}, "cannot read the contract file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return load_contract_text(text.str(), path);
+  return load_contract_text(read_contract_file(path), path);
 }
 
 }  // namespace opc

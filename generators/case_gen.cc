@@ -2,28 +2,39 @@
 
 #include <rapidcheck.h>
 
+#include <algorithm>
+#include <climits>
+
 #include "generators/dim_gen.h"
 #include "generators/layout.h"
 
 namespace opc {
 namespace {
 
-int64_t eval_values(const Expr& e, const std::vector<int64_t>& values) {
-  return e.eval({values.data(), nullptr});
+// An expression over the values drawn so far; an evaluation error (overflow, division by
+// zero) is the contract's, reported where `what` is written.
+int64_t eval_values(const Expr& e, const std::vector<int64_t>& values, const SourceLoc& where,
+                    const std::string& what) {
+  try {
+    return e.eval({values.data(), nullptr});
+  } catch (const EvalError& err) {
+    throw ContractError(where, what + ": " + err.what());
+  }
 }
 
 // One context value or dim. `values` holds everything declared before it.
 int64_t pick_value(const ValueSpec& v, std::vector<int64_t>& values) {
+  const std::string what = (v.is_context ? "context." : "dims.") + v.name;
   if (!v.range) {
     std::vector<int64_t> choices;
-    for (const auto& e : v.choices) choices.push_back(eval_values(e, values));
+    for (const auto& e : v.choices) choices.push_back(eval_values(e, values, v.loc, what));
     return *choice_gen(std::move(choices));
   }
-  const int64_t lo = eval_values(v.range->first, values);
-  const int64_t hi = eval_values(v.range->second, values);
+  const int64_t lo = eval_values(v.range->first, values, v.loc, what);
+  const int64_t hi = eval_values(v.range->second, values, v.loc, what);
   if (hi < lo)
-    throw EvalError("the range of '" + v.name + "' is empty: [" + std::to_string(lo) + ", " +
-                    std::to_string(hi) + "]");
+    throw ContractError(v.loc, what + ": the range is empty: [" + std::to_string(lo) + ", " +
+                                   std::to_string(hi) + "]");
   std::vector<Family> favor;
   for (const auto& e : v.favor) {
     // `k` lives in this value's own slot while favoured members are computed.
@@ -40,13 +51,40 @@ int64_t pick_value(const ValueSpec& v, std::vector<int64_t>& values) {
   return *dim_gen(lo, hi, std::move(favor));
 }
 
+std::vector<int64_t> shape_of(const ArgSpec& a, const std::vector<int64_t>& values) {
+  std::vector<int64_t> sizes;
+  for (const auto& d : a.shape)
+    sizes.push_back(eval_values(d, values, a.loc, "args." + a.name + ".shape"));
+  return sizes;
+}
+
+// Refuses a case whose tensors would take more than kMaxCaseElements of storage in all,
+// before anything is allocated. Cases with a negative size are left to case_is_valid.
+void check_case_size(const Case& k, const Contract& c) {
+  int64_t total = 0;
+  for (const auto& a : c.args) {
+    const auto* t = std::get_if<TensorCase>(&k.args[a.index]);
+    if (!t || t->none ||
+        std::any_of(t->sizes.begin(), t->sizes.end(), [](int64_t d) { return d < 0; }))
+      continue;
+    if (__builtin_add_overflow(total, storage_extent(*t), &total)) total = INT64_MAX;
+    if (total > kMaxCaseElements)
+      throw ContractError(a.loc, "args." + a.name + ": the dims allow a case too large to run (" +
+                                     describe(k, c) + "): its tensors take " +
+                                     (total == INT64_MAX ? "2^63 or more" : std::to_string(total)) +
+                                     " elements, over the limit of " +
+                                     std::to_string(kMaxCaseElements) +
+                                     " (2^28) per case; narrow the dims' ranges");
+  }
+}
+
 TensorCase pick_tensor(const ArgSpec& a, const std::vector<int64_t>& values) {
   TensorCase t;
   if (a.optional && *rc::gen::inRange(0, 5) == 0) {
     t.none = true;
     return t;
   }
-  for (const auto& d : a.shape) t.sizes.push_back(eval_values(d, values));
+  t.sizes = shape_of(a, values);
   std::vector<Layout> usable;
   for (Layout l : a.layouts)
     if (layout_applies(l, t.sizes.size())) usable.push_back(l);
@@ -78,6 +116,7 @@ Case pick_case(const Contract& c) {
   k.data_seed = *rc::Gen<uint64_t>([](const rc::Random& r, int) {
     return rc::shrinkable::just(rc::Random(r).next());
   });
+  check_case_size(k, c);
   return k;
 }
 
@@ -122,15 +161,50 @@ rc::Gen<Case> violating_case_gen(std::shared_ptr<const Contract> contract) {
                            });
 }
 
+std::string case_misfit(const Case& c, const Contract& contract) {
+  if (c.values.size() != contract.values.size() || c.args.size() != contract.args.size())
+    return "it has other values or arguments than the contract";
+  for (const auto& a : contract.args) {
+    const bool tensor = std::holds_alternative<TensorCase>(c.args[a.index]);
+    if (tensor != a.is_tensor) return "argument '" + a.name + "' is of the wrong kind";
+    if (!tensor) continue;
+    const TensorCase& t = std::get<TensorCase>(c.args[a.index]);
+    if (t.none) {
+      if (!a.optional) return "argument '" + a.name + "' is None but not optional";
+      continue;
+    }
+    const std::vector<int64_t> want = shape_of(a, c.values);
+    if (t.sizes != want)
+      return "argument '" + a.name + "' has shape " + shape_text(t.sizes) + " where the dims give " +
+             shape_text(want);
+    if (!layout_applies(t.layout, t.sizes.size()) && t.layout != Layout::Contiguous)
+      return "argument '" + a.name + "' has a layout its rank does not allow";
+    if (t.slack < 0 || t.slack > 64) return "argument '" + a.name + "' has a slack outside [0, 64]";
+    if (a.dtype_from >= 0) {
+      const auto* src = std::get_if<TensorCase>(&c.args[a.dtype_from]);
+      if (src && !src->none && src->dtype != t.dtype)
+        return "argument '" + a.name + "' does not have the dtype of '" + contract.args[a.dtype_from].name + "'";
+    }
+  }
+  if (!sizes_are_valid(c)) return "the dims give a negative size";
+  try {
+    check_case_size(c, contract);
+  } catch (const ContractError& e) {
+    return e.message();
+  }
+  if (!constraints_hold(CaseFacts(c, contract), contract)) return "it breaks the contract's constraints";
+  return "";
+}
+
 Case with_value(const Case& c, const Contract& contract, int slot, int64_t value) {
   Case k = c;
   k.values[slot] = value;
   for (const auto& a : contract.args) {
     auto* t = std::get_if<TensorCase>(&k.args[a.index]);
     if (!t || t->none) continue;
-    t->sizes.clear();
-    for (const auto& d : a.shape) t->sizes.push_back(eval_values(d, k.values));
+    t->sizes = shape_of(a, k.values);
   }
+  check_case_size(k, contract);
   return k;
 }
 

@@ -1,5 +1,7 @@
 #include "generators/layout.h"
 
+#include <algorithm>
+#include <climits>
 #include <utility>
 
 namespace opc {
@@ -19,6 +21,29 @@ int64_t product(const std::vector<int64_t>& v) {
   int64_t p = 1;
   for (int64_t x : v) p *= x;
   return p;
+}
+
+Layout effective_layout(const TensorCase& t) {
+  return layout_applies(t.layout, t.sizes.size()) ? t.layout : Layout::Contiguous;
+}
+
+// The dense base tensor a layout carves the view from: narrow has `slack` spare rows on
+// each side (x.narrow(0, slack, n) of n + 2 * slack rows), row_strided rows `slack`
+// elements wider (x[..., :n] of a wider x), transposed the last two dims swapped.
+std::vector<int64_t> base_sizes(const TensorCase& t, Layout layout) {
+  std::vector<int64_t> base = t.sizes;
+  const size_t rank = base.size();
+  // Saturates, so that storage_extent can measure a hostile case before refusing it.
+  auto grow = [](int64_t& d, int64_t by) {
+    if (__builtin_add_overflow(d, by, &d)) d = INT64_MAX;
+  };
+  switch (layout) {
+    case Layout::Contiguous: break;
+    case Layout::Narrow: grow(base[0], 2 * t.slack); break;
+    case Layout::Transposed: std::swap(base[rank - 1], base[rank - 2]); break;
+    case Layout::RowStrided: grow(base[rank - 1], t.slack); break;
+  }
+  return base;
 }
 
 }  // namespace
@@ -48,42 +73,23 @@ Geometry geometry_of(const TensorCase& t) {
   Geometry g;
   g.sizes = t.sizes;
   const size_t rank = t.sizes.size();
-  const Layout layout = layout_applies(t.layout, rank) ? t.layout : Layout::Contiguous;
-  switch (layout) {
-    case Layout::Contiguous:
-      g.strides = dense_strides(t.sizes);
-      g.storage_elems = product(t.sizes);
-      break;
-    case Layout::Narrow: {
-      // `slack` spare rows on each side of the view, as x.narrow(0, slack, n) of a base
-      // with n + 2 * slack rows.
-      std::vector<int64_t> base = t.sizes;
-      base[0] += 2 * t.slack;
-      g.strides = dense_strides(base);
-      g.offset = t.slack * g.strides[0];
-      g.storage_elems = product(base);
-      break;
-    }
-    case Layout::Transposed: {
-      // A dense tensor with the last two dims swapped, viewed back: x.t() of a contiguous x.
-      std::vector<int64_t> base = t.sizes;
-      std::swap(base[rank - 1], base[rank - 2]);
-      g.strides = dense_strides(base);
-      std::swap(g.strides[rank - 1], g.strides[rank - 2]);
-      g.storage_elems = product(base);
-      break;
-    }
-    case Layout::RowStrided: {
-      // Rows `slack` elements wider than the view: x[..., :n] of a wider x.
-      std::vector<int64_t> base = t.sizes;
-      base[rank - 1] += t.slack;
-      g.strides = dense_strides(base);
-      g.storage_elems = product(base);
-      break;
-    }
-  }
+  const Layout layout = effective_layout(t);
+  const std::vector<int64_t> base = base_sizes(t, layout);
+  g.strides = dense_strides(base);
+  g.storage_elems = product(base);
+  // Narrow: the view starts `slack` rows into its base. Transposed: the base is dense with
+  // the last two dims swapped, viewed back (x.t() of a contiguous x).
+  if (layout == Layout::Narrow) g.offset = t.slack * g.strides[0];
+  if (layout == Layout::Transposed) std::swap(g.strides[rank - 1], g.strides[rank - 2]);
   g.contiguous = is_contiguous(g.sizes, g.strides);
   return g;
+}
+
+int64_t storage_extent(const TensorCase& t) {
+  int64_t n = 1;
+  for (int64_t d : base_sizes(t, effective_layout(t)))
+    if (__builtin_mul_overflow(n, std::max<int64_t>(d, 1), &n)) return INT64_MAX;
+  return n;
 }
 
 }  // namespace opc

@@ -21,6 +21,11 @@ struct Geometry {
 
 Geometry geometry_of(const TensorCase& t);
 
+// Elements of the storage geometry_of(t) lays out, a size of 0 counted as 1 (it still
+// sets strides), saturating at INT64_MAX: what the per-case size cap measures, safe to
+// call on sizes too large to lay out.
+int64_t storage_extent(const TensorCase& t);
+
 // Whether `layout` changes anything for a tensor of this rank (transposed needs two
 // dims, narrow one); the generator offers only those that do.
 bool layout_applies(Layout layout, size_t rank);

@@ -70,15 +70,19 @@ bool found(const ContractResult& r, const std::string& clause, const std::string
   return false;
 }
 
+// Whether mode m judges the row's clause for this contract.
+bool judges(const RunEntry& e, const ClauseRow& row, Mode m) {
+  if (std::find(row.modes.begin(), row.modes.end(), m) == row.modes.end()) return false;
+  // Clauses a contract does not ask for.
+  return !(e.contract && ((row.clause == std::string("reference") && e.contract->reference.empty()) ||
+                          (row.clause == std::string("precondition") && e.contract->requires_.empty()) ||
+                          (row.clause == std::string("padding") && !e.contract->padding) ||
+                          (row.clause == std::string("donation") && !e.contract->donates)));
+}
+
 std::string cell(const RunEntry& e, const ClauseRow& row, Mode m) {
   const ContractResult& r = e.result;
-  if (std::find(row.modes.begin(), row.modes.end(), m) == row.modes.end()) return "-";
-  // Clauses a contract does not ask for.
-  if (e.contract && ((row.clause == std::string("reference") && e.contract->reference.empty()) ||
-                     (row.clause == std::string("precondition") && e.contract->requires_.empty()) ||
-                     (row.clause == std::string("padding") && !e.contract->padding) ||
-                     (row.clause == std::string("donation") && !e.contract->donates)))
-    return "-";
+  if (!judges(e, row, m)) return "-";
   const std::string clause = row.clause;
   auto it = r.modes.find(m);
   if (it == r.modes.end() || it->second.status == "not_run") return "not run";
@@ -125,6 +129,7 @@ bool entry_ok(const RunEntry& e) {
 }
 
 std::string replay_command(const RunEntry& e, const ContractFinding& f) {
+  if (!f.from_file.empty()) return e.case_replay_base + " " + f.from_file;
   return e.replay_base + " --seed " + std::to_string(e.result.seed) + " --cases " +
          std::to_string(f.cases_tried ? f.cases_tried : e.result.cases);
 }
@@ -166,8 +171,10 @@ void print_text_report(std::ostream& out, const std::vector<RunEntry>& run) {
     for (const ContractFinding& f : r.findings) {
       out << "   - " << (f.known.empty() ? "" : "known: ") << f.clause
           << (f.mode.empty() ? "" : " (" + f.mode + ")");
-      if (f.has_case)
+      if (f.has_case && f.from_file.empty())
         out << ", first in case " << f.cases_tried << ", shrunk in " << f.shrink_steps << " steps";
+      else if (f.has_case)
+        out << ", replaying the corpus case " << f.from_file;
       std::string message = f.message;
       for (size_t p = 0; (p = message.find('\n', p)) != std::string::npos; p += 8)
         message.insert(p + 1, "       ");
@@ -209,6 +216,12 @@ std::string json_report(const std::vector<RunEntry>& run) {
       w.key("status").value(mr.status);
       w.key("cases").value(mr.cases);
       if (!mr.reason.empty()) w.key("reason").value(mr.reason);
+      // What the mode judges, so that a merge of results (opcontract report) can tell an
+      // expected clause no mode ran from one that was missed.
+      w.key("clauses").begin_array();
+      for (const ClauseRow& row : kCaseClauses)
+        if (judges(e, row, mode)) w.value(row.clause);
+      w.end_array();
       w.end_object();
     }
     w.end_object();
@@ -228,6 +241,7 @@ std::string json_report(const std::vector<RunEntry>& run) {
       w.key("seed").value(r.seed);
       w.key("cases_tried").value(f.cases_tried);
       w.key("shrink_steps").value(f.shrink_steps);
+      if (!f.from_file.empty()) w.key("from_file").value(f.from_file);
       if (!f.known.empty()) w.key("known").value(f.known);
       w.key("replay").value(replay_command(e, f));
       w.end_object();

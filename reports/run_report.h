@@ -23,6 +23,8 @@ struct RunEntry {
   // "opcontract check FILE --target T [--load L]": a finding's replay adds its seed and
   // case count.
   std::string replay_base;
+  // "opcontract replay [--load L]": a finding made replaying a corpus case adds its file.
+  std::string case_replay_base;
 };
 
 // For a regression: caught by exactly its expected clauses, leaving out those that no

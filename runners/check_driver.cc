@@ -13,6 +13,7 @@
 #include "generators/case_gen.h"
 #include "generators/layout.h"
 #include "generators/shrink.h"
+#include "runners/case_worker.h"
 #include "runners/compiled_runner.h"
 #include "runners/cudagraph_runner.h"
 #include "runners/eager_runner.h"
@@ -25,6 +26,10 @@ std::vector<Finding> case_findings(const CaseOps& ops, const Contract& contract,
                                    const CaseFacts& facts, const std::vector<Mode>& modes,
                                    std::vector<bool>* written) {
   const OpBinding& op = ops.op;
+  auto entering = [&](Mode m) {
+    if (ops.on_mode) ops.on_mode(m);
+  };
+  entering(Mode::Eager);
   if (const std::vector<int> broken = broken_requires(facts, contract); !broken.empty()) {
     const Observation eager = rerun_eager(op, contract, c, materialize(c, contract, facts));
     std::vector<Finding> out = check_precondition({contract, broken, eager});
@@ -69,10 +74,12 @@ std::vector<Finding> case_findings(const CaseOps& ops, const Contract& contract,
     add(check_determinism({contract, op.annotations, eager, again}), Mode::Eager);
   }
   if (std::find(modes.begin(), modes.end(), Mode::Fake) != modes.end()) {
+    entering(Mode::Fake);
     const Observation fake = run_fake(op, contract, c, facts);
     add(check_fake({contract, facts, eager, fake}), Mode::Fake);
   }
   if (std::find(modes.begin(), modes.end(), Mode::Compiled) != modes.end()) {
+    entering(Mode::Compiled);
     const CompiledObservation compiled = run_compiled(op, contract, c, facts);
     add(check_compiled({contract, op.annotations, eager, compiled}), Mode::Compiled);
     // vLLM's reinplacing pass swaps in the donating overload where the donated inputs die.
@@ -88,8 +95,10 @@ std::vector<Finding> case_findings(const CaseOps& ops, const Contract& contract,
           Mode::Compiled);
     }
   }
-  if (std::find(modes.begin(), modes.end(), Mode::Cudagraph) != modes.end())
+  if (std::find(modes.begin(), modes.end(), Mode::Cudagraph) != modes.end()) {
+    entering(Mode::Cudagraph);
     add(check_cudagraph(run_cudagraph(op, contract, c)), Mode::Cudagraph);
+  }
   return out;
 }
 
@@ -109,13 +118,6 @@ std::string unfit_reason(const c10::FunctionSchema& want, const c10::FunctionSch
   return "";
 }
 
-// A kernel the CUDA dispatch key would reach: its own or a composite one.
-bool has_cuda_kernel(const OpBinding& op) {
-  return op.handle.hasKernelForAnyDispatchKey(
-      c10::DispatchKeySet({c10::DispatchKey::CUDA, c10::DispatchKey::CompositeExplicitAutograd,
-                           c10::DispatchKey::CompositeImplicitAutograd}));
-}
-
 const Finding* find_same(const std::vector<Finding>& fs, const Finding& like) {
   for (const Finding& f : fs)
     if (f.clause == like.clause && f.mode == like.mode) return &f;
@@ -124,16 +126,14 @@ const Finding* find_same(const std::vector<Finding>& fs, const Finding& like) {
 
 // Shrinks a failing case while the same clause keeps failing in the same mode, so one
 // bug does not slide into another on the way down.
-ContractFinding shrink(const CaseOps& ops, const Contract& contract,
-                       const std::vector<Mode>& modes, rc::Shrinkable<Case> failing,
-                       const Finding& first, int budget) {
+ContractFinding shrink(CaseWorker& worker, rc::Shrinkable<Case> failing, const Finding& first,
+                       int budget) {
   ContractFinding f;
   f.clause = first.clause;
   f.mode = first.mode;
   f.message = first.message;
   auto r = shrink_while(std::move(failing), [&](const Case& c) {
-    const std::vector<Finding> fs =
-        case_findings(ops, contract, c, CaseFacts(c, contract), modes, nullptr);
+    const std::vector<Finding> fs = worker.run(c).findings;
     const Finding* same = find_same(fs, first);
     if (same) f.message = same->message;
     return same != nullptr;
@@ -170,6 +170,47 @@ std::vector<std::string> found_clauses(const ContractResult& r) {
   return {s.begin(), s.end()};
 }
 
+BoundOps bind_ops(const Contract& contract, const std::string& target) {
+  const SourceLoc& where = target == contract.port ? contract.port_loc : contract.op_loc;
+  BoundOps b{bind_op(target, target == contract.op ? contract.overload : "", where), {}, {}};
+  if (!contract.reference.empty()) {
+    b.reference = bind_op(contract.reference, "", contract.reference_loc);
+    if (auto why = unfit_reason(*contract.schema, b.reference->handle.schema()); !why.empty())
+      throw ContractError(contract.reference_loc, "the reference " + contract.reference +
+                                                      " does not take the contract's schema: " +
+                                                      b.reference->handle.schema().name() + " is '" +
+                                                      toString(b.reference->handle.schema()) + "'");
+  }
+  if (contract.donates && !contract.skip.count(Mode::Compiled)) {
+    b.donating = bind_op(target, contract.donates->overload, contract.donates->loc);
+    if (auto why = unfit_reason(*contract.schema, b.donating->handle.schema()); !why.empty())
+      throw ContractError(contract.donates->loc,
+                          "the donating overload " + b.donating->name + " does not take the "
+                          "contract's argument and return types: it is '" +
+                          toString(b.donating->handle.schema()) + "'");
+  }
+  return b;
+}
+
+std::string check_error_text(const Contract& contract) {
+  try {
+    throw;
+  } catch (const CheckError& e) {
+    return e.what();
+  } catch (const ContractError& e) {
+    return e.what();
+  } catch (const rc::GenerationFailure& e) {
+    return contract.file + ": no case meets the constraints and requires (" + e.what() +
+           "); loosen them or widen the dims";
+  } catch (const EvalError& e) {
+    return contract.file + ": a contract expression failed: " + e.what();
+  } catch (const std::exception& e) {
+    return contract.file + ": " + e.what();
+  } catch (...) {
+    return contract.file + ": an exception that is not a std::exception";
+  }
+}
+
 ContractResult check_contract(const Contract& contract, const std::string& target,
                               const CheckOptions& options) {
   ContractResult r;
@@ -177,54 +218,29 @@ ContractResult check_contract(const Contract& contract, const std::string& targe
   r.op = contract.op;
   r.target = target;
   r.seed = options.seed;
-  std::string no_cudagraph = cudagraph_unavailable();
-  auto set_skips = [&] {
-    for (Mode m : kAllModes) {
-      if (auto skip = contract.skip.find(m); skip != contract.skip.end())
-        r.modes[m] = {"not_run", 0, "skipped by the contract: " + skip->second};
-      else if (m == Mode::Cudagraph && !no_cudagraph.empty())
-        r.modes[m] = {"not_run", 0, no_cudagraph};
-    }
-  };
-  set_skips();
+  for (Mode m : kAllModes)
+    if (auto skip = contract.skip.find(m); skip != contract.skip.end())
+      r.modes[m] = {"not_run", 0, "skipped by the contract: " + skip->second};
   try {
-    const SourceLoc& where = target == contract.port ? contract.port_loc : contract.op_loc;
-    const OpBinding op = bind_op(target, target == contract.op ? contract.overload : "", where);
-    if (no_cudagraph.empty() && !has_cuda_kernel(op)) {
-      no_cudagraph = op.name + " has no CUDA kernel registered (a CPU-only port), so there is "
-                     "nothing to capture";
-      set_skips();
-    }
+    const BoundOps bound = bind_ops(contract, target);
+    const OpBinding& op = bound.op;
     if (auto f = check_schema(contract, op.handle.schema()))
       r.findings.push_back({f->clause, "", f->message});
-
-    std::optional<OpBinding> reference;
-    if (!contract.reference.empty()) {
-      reference = bind_op(contract.reference, "", contract.reference_loc);
-      if (auto why = unfit_reason(*contract.schema, reference->handle.schema()); !why.empty())
-        throw ContractError(contract.reference_loc, "the reference " + contract.reference +
-                                                        " does not take the contract's schema: " +
-                                                        reference->handle.schema().name() + " is '" +
-                                                        toString(reference->handle.schema()) + "'");
-    }
-    std::optional<OpBinding> donating;
-    if (contract.donates && !contract.skip.count(Mode::Compiled)) {
-      donating = bind_op(target, contract.donates->overload, contract.donates->loc);
-      if (auto why = unfit_reason(*contract.schema, donating->handle.schema()); !why.empty())
-        throw ContractError(contract.donates->loc,
-                            "the donating overload " + donating->name + " does not take the "
-                            "contract's argument and return types: it is '" +
-                            toString(donating->handle.schema()) + "'");
-      if (auto f = check_donating_schema(contract, donating->annotations))
+    if (bound.donating)
+      if (auto f = check_donating_schema(contract, bound.donating->annotations))
         r.findings.push_back({f->clause, to_string(Mode::Compiled), f->message});
+    const CaseOps ops = bound.ops();
+    auto contract_ptr = std::make_shared<const Contract>(contract);
+    CaseWorker worker(ops, *contract_ptr, isolation_for(contract, options));
+    std::string no_cudagraph;
+    if (!contract.skip.count(Mode::Cudagraph)) {
+      no_cudagraph = cudagraph_unavailable_for(op, worker);
+      if (!no_cudagraph.empty()) r.modes[Mode::Cudagraph] = {"not_run", 0, no_cudagraph};
     }
-    const CaseOps ops{op, reference ? &*reference : nullptr, donating ? &*donating : nullptr};
-    std::vector<int> branch_hits(contract.branches.size(), 0);
     const std::string unfit = unfit_reason(*contract.schema, op.handle.schema());
     if (!unfit.empty() && !contract.skip.count(Mode::Eager))
       r.modes[Mode::Eager] = {"not_run", 0, unfit};
     if (unfit.empty() && !contract.skip.count(Mode::Eager)) {
-      auto contract_ptr = std::make_shared<const Contract>(contract);
       const rc::Gen<Case> gen = case_gen(contract_ptr);
       // One case in ten breaks a requires on purpose, once a first valid case has run.
       std::optional<rc::Gen<Case>> violating;
@@ -233,26 +249,75 @@ ContractResult check_contract(const Contract& contract, const std::string& targe
       rc::Random master(options.seed);
       std::set<std::string> seen;  // clause/mode pairs already found and shrunk
       std::vector<Mode> run_modes{Mode::Eager};
-      for (Mode m : {Mode::Fake, Mode::Compiled, Mode::Cudagraph})
-        if (!contract.skip.count(m) && !(m == Mode::Cudagraph && !no_cudagraph.empty()))
-          run_modes.push_back(m);
+      for (Mode m : {Mode::Fake, Mode::Compiled, Mode::Cudagraph}) {
+        if (contract.skip.count(m) || (m == Mode::Cudagraph && !no_cudagraph.empty())) continue;
+        if (!options.modes.empty() &&
+            std::find(options.modes.begin(), options.modes.end(), m) == options.modes.end()) {
+          r.modes[m] = {"not_run", 0, "left out by --modes"};
+          continue;
+        }
+        run_modes.push_back(m);
+      }
+      worker.set_modes(run_modes);
       std::vector<bool> written(contract.args.size(), false);
+      for (const auto& b : contract.branches) r.branches.emplace_back(b.name, 0);
+      // Runs one case and keeps each new kind of finding: shrunk when the case came from
+      // the generator (`shrinkable`), as it is when it was replayed.
+      auto run_case = [&](const Case& c, bool breaks, const rc::Shrinkable<Case>* shrinkable,
+                          int found_at, const std::string& from_file) {
+        ++r.cases;
+        if (!breaks) {
+          const CaseFacts facts(c, contract);
+          for (size_t b = 0; b < contract.branches.size(); ++b)
+            r.branches[b].second += contract.branches[b].expr.eval(facts.input()) != 0;
+        }
+        const CaseOutcome outcome = worker.run(c);
+        for (int w : outcome.written) written[w] = true;
+        for (const Finding& f : outcome.findings) {
+          if (!seen.insert(f.clause + "/" + f.mode).second) continue;
+          ContractFinding cf;
+          if (shrinkable && !outcome.hung) {
+            cf = shrink(worker, *shrinkable, f, options.max_shrink_runs);
+          } else {
+            // A hang is not shrunk: every smaller try would wait out the time limit too.
+            cf = {f.clause, f.mode,
+                  f.message + (shrinkable ? " (not shrunk: each try costs the time limit)" : ""),
+                  true, c};
+          }
+          cf.cases_tried = found_at;
+          cf.from_file = from_file;
+          r.findings.push_back(cf);
+          if (options.on_finding) options.on_finding(cf);
+        }
+      };
+      auto stopping = [&] {
+        return (options.stop && options.stop->load()) ||
+               (options.deadline && std::chrono::steady_clock::now() >= *options.deadline);
+      };
+      for (const auto& [file, c] : options.replay_first) {
+        if (stopping()) break;
+        ++r.replayed;
+        run_case(c, !broken_requires(CaseFacts(c, contract), contract).empty(), nullptr, 0, file);
+      }
       const auto start = std::chrono::steady_clock::now();
       auto last_report = start;
-      for (int i = 0; i < options.cases; ++i) {
-        if (options.progress && i % 64 == 63) {
+      int ran = 0;
+      int i = 0;
+      for (; i < options.cases && !stopping(); ++i) {
+        if (options.progress && ran % 64 == 63) {
           const auto now = std::chrono::steady_clock::now();
           if (now - last_report >= std::chrono::seconds(1)) {
             last_report = now;
-            options.progress(r, i / std::chrono::duration<double>(now - start).count());
+            options.progress(r, ran / std::chrono::duration<double>(now - start).count());
           }
         }
+        // Every case is drawn, run or not, so that case i is the same in every shard
+        // and after a resume.
         bool breaks = violating && i % 10 == 9;
         rc::Shrinkable<Case> s = (breaks ? *violating : gen)(master.split(), i % 101);
         Case c;
         try {
           c = s.value();
-          violating_made += breaks;
         } catch (const rc::GenerationFailure&) {
           if (!breaks) throw;
           // This draw found no case breaking a requires: a valid case takes its place.
@@ -260,18 +325,13 @@ ContractResult check_contract(const Contract& contract, const std::string& targe
           s = gen(master.split(), i % 101);
           c = s.value();
         }
-        ++r.cases;
-        const CaseFacts facts(c, contract);
-        if (!breaks)
-          for (size_t b = 0; b < contract.branches.size(); ++b)
-            branch_hits[b] += contract.branches[b].expr.eval(facts.input()) != 0;
-        for (const Finding& f : case_findings(ops, *contract_ptr, c, facts, run_modes, &written)) {
-          if (!seen.insert(f.clause + "/" + f.mode).second) continue;
-          ContractFinding cf = shrink(ops, *contract_ptr, run_modes, s, f, options.max_shrink_runs);
-          cf.cases_tried = i + 1;
-          r.findings.push_back(std::move(cf));
-        }
+        if (i < options.first_case || i % options.shards != options.shard) continue;
+        violating_made += breaks;
+        ++ran;
+        run_case(c, breaks, &s, i + 1, "");
       }
+      r.next_case = i;
+      r.stopped = options.stop && options.stop->load();
       for (Mode m : run_modes) {
         bool failed = false;
         for (const auto& f : r.findings) failed |= f.mode == to_string(m);
@@ -286,8 +346,7 @@ ContractResult check_contract(const Contract& contract, const std::string& targe
         r.warnings.push_back("no generated case broke any requires:, so the precondition clause "
                              "was not checked: let dims or layouts reach inputs that break them");
       for (size_t b = 0; b < contract.branches.size(); ++b) {
-        r.branches.emplace_back(contract.branches[b].name, branch_hits[b]);
-        if (branch_hits[b] == 0)
+        if (r.branches[b].second == 0)
           r.findings.push_back({"branches", "", "branch '" + contract.branches[b].name + "' (" +
                                                     contract.branches[b].expr.text() +
                                                     ") was never hit in " + std::to_string(r.cases) +
@@ -299,19 +358,9 @@ ContractResult check_contract(const Contract& contract, const std::string& targe
                             [](const ContractFinding& f) { return !f.known.empty(); })
                     ? "pass"
                     : "fail";
-  } catch (const ContractError& e) {
+  } catch (...) {
     r.verdict = "error";
-    r.error = e.what();
-  } catch (const rc::GenerationFailure& e) {
-    r.verdict = "error";
-    r.error = contract.file + ": no case meets the constraints and requires (" + e.what() +
-              "); loosen them or widen the dims";
-  } catch (const EvalError& e) {
-    r.verdict = "error";
-    r.error = contract.file + ": a contract expression failed: " + e.what();
-  } catch (const std::exception& e) {
-    r.verdict = "error";
-    r.error = contract.file + ": " + e.what();
+    r.error = check_error_text(contract);
   }
   return r;
 }

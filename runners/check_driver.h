@@ -9,27 +9,52 @@
 // findings and shrunk cases, on every machine.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "contracts/contract.h"
 #include "generators/case.h"
+#include "runners/op_binding.h"
 
 namespace opc {
 
 inline constexpr uint64_t kDefaultSeed = 20261202;
 
 struct ContractResult;
+struct ContractFinding;
 
 struct CheckOptions {
   int cases = 100;
   uint64_t seed = kDefaultSeed;
   int max_shrink_runs = 2000;  // op calls one shrink may spend
+  // Cases run in a forked worker (runners/case_worker.h): a crash or a hang of the op is
+  // a `crash` finding. false: in this process, for a debugger.
+  bool isolate = true;
+  double case_timeout_s = 10;  // per case, all modes together (isolated runs only)
+  bool timeout_given = false;  // case_timeout_s came from the user: it beats the contract's time_limit
   // Called about once a second during a long check with the result so far.
   std::function<void(const ContractResult& so_far, double cases_per_s)> progress;
+  // Modes to run besides eager, which always runs (empty: the contract's own).
+  std::vector<Mode> modes;
+
+  // Campaigns (opcontract fuzz, runners/fuzz_campaign.h):
+  struct Replayed {
+    std::string file;  // the case file it came from
+    Case c;
+  };
+  std::vector<Replayed> replay_first;  // run before any generated case (a corpus), not shrunk
+  int first_case = 0;              // generated cases before it are drawn but not run (resume)
+  int shard = 0, shards = 1;       // generated case i runs only where i % shards == shard
+  std::optional<std::chrono::steady_clock::time_point> deadline;  // no new case after it
+  const std::atomic<bool>* stop = nullptr;  // set by a signal handler: stop after this case
+  std::function<void(const ContractFinding&)> on_finding;  // each new finding, once shrunk
 };
 
 struct ModeResult {
@@ -47,6 +72,7 @@ struct ContractFinding {
   int cases_tried = 0;  // cases generated up to and including the first failing one
   int shrink_steps = 0;
   std::string known;    // the contract's reason, when it lists this finding under known_findings
+  std::string from_file;  // the corpus case file it was found replaying (cases_tried 0)
 };
 
 struct ContractResult {
@@ -54,14 +80,16 @@ struct ContractResult {
   std::string verdict;  // pass | fail | error
   std::string error;    // with verdict "error"
   uint64_t seed = 0;
-  int cases = 0;
+  int cases = 0;     // cases run: replayed and generated
+  int replayed = 0;  // of them, from CheckOptions::replay_first
+  int next_case = 0;  // the generated case a resumed campaign goes on from
+  bool stopped = false;  // ended early by CheckOptions::stop
   std::map<Mode, ModeResult> modes;
   std::vector<std::pair<std::string, int>> branches;  // name, hits
   std::vector<ContractFinding> findings;
   std::vector<std::string> warnings;  // worth a look, not a broken promise
 };
 
-struct OpBinding;
 struct Finding;
 class CaseFacts;
 // The ops a checked case calls: the op under test and the companions its contract names.
@@ -69,7 +97,19 @@ struct CaseOps {
   const OpBinding& op;
   const OpBinding* reference = nullptr;  // `reference:`, compared with eager
   const OpBinding* donating = nullptr;   // `donates:`' overload, run in the compiled mode
+  std::function<void(Mode)> on_mode;     // told each mode before it runs (a crash's mode)
 };
+// The op under test and its contract's companions, bound in the dispatcher. Throws
+// ContractError when one is not registered or does not take the contract's types.
+struct BoundOps {
+  OpBinding op;
+  std::optional<OpBinding> reference, donating;
+  CaseOps ops() const {
+    return {op, reference ? &*reference : nullptr, donating ? &*donating : nullptr, {}};
+  }
+};
+BoundOps bind_ops(const Contract& contract, const std::string& target);
+
 // One whole checked case: eager (always) and the other `modes` asked for, each with its
 // oracles; every finding says its mode.
 // When `written` is given, sets written[i] for each argument whose bytes eager changed.
@@ -79,6 +119,14 @@ std::vector<Finding> case_findings(const CaseOps& ops, const Contract& contract,
 
 ContractResult check_contract(const Contract& contract, const std::string& target,
                               const CheckOptions& options);
+
+// A check that could not be carried out, for a reason of the contract's (an expression
+// that fails to evaluate, no case that meets the constraints): what() is the full text.
+struct CheckError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+// Inside a catch block: the text check_contract reports for the exception in flight.
+std::string check_error_text(const Contract& contract);
 
 // The clauses that found something, sorted and unique.
 std::vector<std::string> found_clauses(const ContractResult& r);

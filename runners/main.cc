@@ -9,6 +9,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <sstream>
+#include <csignal>
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -20,20 +23,30 @@
 #include "contracts/contract_draft.h"
 #include "contracts/contract_loader.h"
 #include "contracts/suggest.h"
+#include "reports/campaign_report.h"
 #include "reports/op_list.h"
 #include "reports/run_report.h"
 #include "runners/bench.h"
 #include "runners/check_driver.h"
+#include "runners/fuzz_campaign.h"
 #include "runners/op_binding.h"
+#include "runners/replay.h"
 
 namespace {
 
 const char* kUsage = R"(usage:
   opcontract check CONTRACT... [--target Q] [--regressions] [--load LIB.so]...
                                [--cases N] [--seed S] [--json FILE]
+                               [--case-timeout SECONDS] [--no-isolation]
   opcontract bench CONTRACT... [--target Q] [--load LIB.so]... [--cases N] [--seed S]
   opcontract list [--load LIB.so]... [--contracts DIR]...
   opcontract draft QUALNAME[.OVERLOAD] [--load LIB.so]... [--out FILE]
+  opcontract report RESULTS.json... --out DIR
+  opcontract fuzz CONTRACT... (--time DUR | --cases N) --out DIR [--corpus DIR] [--seed S]
+                              [--shard I/N] [--modes M,...] [--target Q] [--load LIB.so]...
+                              [--case-timeout SECONDS] [--no-isolation]
+  opcontract replay CASE.yaml [--contract FILE] [--modes M,...] [--load LIB.so]...
+                              [--case-timeout SECONDS] [--no-isolation]
 
 check      checks each contract against its op: the contract's `op` when registered,
            else its `port` (opcontract's bundled port), or Q given with --target.
@@ -43,6 +56,10 @@ check      checks each contract against its op: the contract's `op` when registe
 --cases    generated cases per contract (default 100; bench: 2000).
 --seed     seed of the case generator (default 20261202): same seed, same cases.
 --json     also writes the results as JSON (contract-format.md, "Results").
+--case-timeout  seconds one case may take, all modes together (default: the contract's
+           time_limit, else 10); an op past it is killed and reported as a crash.
+--no-isolation  runs the op in this process instead of a forked worker (for a debugger):
+           a crash of the op then ends the run.
 bench      prints the op's bare call rate and the checked-case rate on the same inputs, and
            per listed regression the cases until it is caught and the size of the shrunk case.
 list       lists the ops the --load libraries register (without --load: opcontract's bundled
@@ -50,6 +67,18 @@ list       lists the ops the --load libraries register (without --load: opcontra
            that cover it, or NO CONTRACT.
 draft      writes a contract skeleton from the op's registered schema (stdout, or --out FILE,
            which must not exist yet).
+report     merges `check --json` result files (shards, runners, --regressions runs) and
+           writes DIR/summary.md, junit.xml, index.html and badges/<op>.{svg,json};
+           exit 0 once written, findings or not, 2 on a bad result file or DIR.
+
+fuzz       a campaign: per contract, replays the corpus (DIR/<contract>/*.yaml) first, then
+           runs generated cases until --time (90s, 15m, 2h) or --cases is spent; --shard I/N
+           runs the cases i with i % N == I of the same sequence, so shards merged (report)
+           find what one run finds. Each new finding is saved into the corpus at once;
+           DIR/results[.shard-I-of-N].json after each contract; rerunning the same command
+           resumes. Ctrl-C stops cleanly (exit 130), keeping everything.
+--modes    the modes to run besides eager, e.g. fake,compiled (default: the contract's).
+replay     runs one case file (from a corpus) again and prints what the op did.
 
 exit: 0 holds, 1 findings, 2 usage / contract / load error.
 )";
@@ -63,6 +92,12 @@ struct Args {
   std::vector<std::string> contracts, loads, contract_dirs;
   std::string target, json, out;
   bool regressions = false;
+  bool isolate = true;
+  double case_timeout_s = 0;  // 0: not given
+  double time_s = 0;          // fuzz --time
+  int shard = 0, shards = 1;
+  std::string corpus, contract;
+  std::vector<opc::Mode> modes;
   int cases = -1;
   uint64_t seed = opc::kDefaultSeed;
 };
@@ -80,13 +115,49 @@ uint64_t parse_number(const std::string& flag, const std::string& text, uint64_t
   return v;
 }
 
+double parse_seconds(const std::string& flag, const std::string& text) {
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || text.empty() || !(v > 0 && v <= 86400))
+    throw UsageError(flag + " needs a number of seconds above 0 and at most 86400, not '" + text + "'");
+  return v;
+}
+
+std::vector<opc::Mode> parse_modes(const std::string& text) {
+  std::vector<opc::Mode> modes;
+  std::stringstream in(text);
+  for (std::string name; std::getline(in, name, ',');) {
+    auto m = opc::parse_mode(name);
+    if (!m) throw UsageError("--modes: unknown mode '" + name + "' (modes: fake, eager, compiled, cudagraph)");
+    if (*m != opc::Mode::Eager) modes.push_back(*m);  // eager always runs: it is the base
+  }
+  if (modes.empty() && text.find("eager") == std::string::npos)
+    throw UsageError("--modes needs a comma-separated list of modes");
+  return modes;
+}
+
+// "I/N" with 0 <= I < N.
+void parse_shard(const std::string& text, Args& a) {
+  const size_t slash = text.find('/');
+  if (slash == std::string::npos) throw UsageError("--shard needs I/N (e.g. 0/4), not '" + text + "'");
+  a.shards = static_cast<int>(parse_number("--shard's N", text.substr(slash + 1), 1, 100000));
+  a.shard = static_cast<int>(parse_number("--shard's I", text.substr(0, slash), 0, a.shards - 1));
+}
+
 Args parse_args(int argc, char** argv) {
   Args a;
   if (argc < 2) throw UsageError("no command given");
   a.command = argv[1];
-  if (a.command != "check" && a.command != "bench" && a.command != "list" && a.command != "draft")
-    throw UsageError("unknown command '" + a.command + "' (commands: check, bench, list, draft)");
-  const bool runs = a.command == "check" || a.command == "bench";
+  const std::vector<std::string> commands = {"check", "bench", "list", "draft", "report", "fuzz", "replay"};
+  if (std::find(commands.begin(), commands.end(), a.command) == commands.end())
+    throw UsageError("unknown command '" + a.command + "' (commands: " + opc::join(commands) + ")");
+  const bool runs = a.command == "check" || a.command == "bench" || a.command == "fuzz";
+  const bool isolates = a.command == "check" || a.command == "fuzz" || a.command == "replay";
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&]() -> std::string {
@@ -97,8 +168,21 @@ Args parse_args(int argc, char** argv) {
     else if (arg == "--load") a.loads.push_back(value());
     else if (arg == "--json" && a.command == "check") a.json = value();
     else if (arg == "--regressions" && a.command == "check") a.regressions = true;
+    else if (arg == "--no-isolation" && isolates) a.isolate = false;
+    else if (arg == "--case-timeout" && isolates) a.case_timeout_s = parse_seconds(arg, value());
+    else if (arg == "--modes" && (isolates)) a.modes = parse_modes(value());
+    else if (arg == "--time" && a.command == "fuzz") {
+      try {
+        a.time_s = opc::parse_duration(value());
+      } catch (const std::invalid_argument& e) {
+        throw UsageError(std::string("--time: ") + e.what());
+      }
+    }
+    else if (arg == "--shard" && a.command == "fuzz") parse_shard(value(), a);
+    else if (arg == "--corpus" && a.command == "fuzz") a.corpus = value();
+    else if (arg == "--contract" && a.command == "replay") a.contract = value();
     else if (arg == "--contracts" && a.command == "list") a.contract_dirs.push_back(value());
-    else if (arg == "--out" && a.command == "draft") a.out = value();
+    else if (arg == "--out" && (a.command == "draft" || a.command == "report" || a.command == "fuzz")) a.out = value();
     else if (arg == "--cases" && runs) a.cases = static_cast<int>(parse_number(arg, value(), 1, 10000000));
     else if (arg == "--seed" && runs) a.seed = parse_number(arg, value(), 0, UINT64_MAX);
     else if (arg.rfind("--", 0) == 0) throw UsageError("unknown option '" + arg + "' for " + a.command);
@@ -109,9 +193,15 @@ Args parse_args(int argc, char** argv) {
   if (a.command == "draft" && a.contracts.size() != 1)
     throw UsageError("draft needs exactly one QUALNAME (ns::op or ns::op.overload)");
   if (runs && a.contracts.empty()) throw UsageError(a.command + " needs at least one CONTRACT.yaml");
+  if (a.command == "report" && (a.contracts.empty() || a.out.empty()))
+    throw UsageError("report needs at least one RESULTS.json (from check --json) and --out DIR");
+  if (a.command == "fuzz" && (a.out.empty() || (a.time_s == 0 && a.cases < 0)))
+    throw UsageError("fuzz needs --out DIR and --time DUR or --cases N");
+  if (a.command == "replay" && a.contracts.size() != 1)
+    throw UsageError("replay needs exactly one CASE.yaml");
   if (a.regressions && !a.target.empty())
     throw UsageError("--regressions checks the targets the contract lists; drop --target");
-  if (a.cases < 0) a.cases = a.command == "bench" ? 2000 : 100;
+  if (a.cases < 0) a.cases = a.command == "bench" ? 2000 : a.command == "fuzz" ? 0 : 100;
   return a;
 }
 
@@ -162,6 +252,39 @@ std::vector<std::shared_ptr<const opc::Contract>> load_contract_dirs(const std::
   return out;
 }
 
+std::atomic<bool> g_stop{false};
+
+// Ctrl-C (or a CI runner's SIGTERM) ends a campaign after the case in flight; a second
+// one ends the process.
+void on_stop_signal(int sig) {
+  g_stop = true;
+  std::signal(sig, SIG_DFL);
+}
+
+int run_fuzz(const Args& a, const std::vector<std::shared_ptr<const opc::Contract>>& contracts,
+             const char* self) {
+  std::string loads;
+  for (const auto& l : a.loads) loads += " --load " + quote(l);
+  opc::FuzzOptions o;
+  o.target = a.target;
+  o.cases = a.cases;
+  o.seconds = a.time_s;
+  o.seed = a.seed;
+  o.shard = a.shard;
+  o.shards = a.shards;
+  o.corpus_dir = a.corpus;
+  o.out_dir = a.out;
+  o.modes = a.modes;
+  o.isolate = a.isolate;
+  o.case_timeout_s = a.case_timeout_s;
+  o.stop = &g_stop;
+  o.replay_base = quote(self) + " check" + loads;
+  o.case_replay_base = quote(self) + " replay" + loads;
+  std::signal(SIGINT, on_stop_signal);
+  std::signal(SIGTERM, on_stop_signal);
+  return opc::run_fuzz_campaign(contracts, o, std::cout);
+}
+
 int run_list(const Args& a, const std::vector<std::string>& before_loads) {
   std::vector<std::string> ops;
   const std::set<std::string> before(before_loads.begin(), before_loads.end());
@@ -201,6 +324,12 @@ int run_check(const Args& a, const std::vector<std::shared_ptr<const opc::Contra
   opc::CheckOptions options;
   options.cases = a.cases;
   options.seed = a.seed;
+  options.isolate = a.isolate;
+  options.modes = a.modes;
+  if (a.case_timeout_s > 0) {
+    options.case_timeout_s = a.case_timeout_s;
+    options.timeout_given = true;
+  }
   // Long runs say how far they are: one updating line on a terminal, a line a second in CI.
   const bool tty = isatty(STDERR_FILENO);
   options.progress = [tty, total = a.cases](const opc::ContractResult& r, double rate) {
@@ -274,6 +403,20 @@ int main(int argc, char** argv) {
     for (const auto& l : a.loads) load_library(l);
     if (a.command == "list") return run_list(a, before_loads);
     if (a.command == "draft") return run_draft(a);
+    if (a.command == "replay") {
+      opc::ReplayOptions o;
+      o.case_file = a.contracts[0];
+      o.contract = a.contract;
+      o.modes = a.modes;
+      o.isolate = a.isolate;
+      o.case_timeout_s = a.case_timeout_s;
+      return opc::run_replay(o, std::cout);
+    }
+    if (a.command == "report") {
+      opc::write_campaign_report(opc::read_campaign(a.contracts), a.out);
+      std::cerr << "opcontract: wrote " << a.out << "/{summary.md,junit.xml,index.html,badges/}\n";
+      return 0;
+    }
     std::vector<std::shared_ptr<const opc::Contract>> contracts;
     int bad = 0;
     for (const auto& path : a.contracts) {
@@ -290,6 +433,7 @@ int main(int argc, char** argv) {
         opc::run_bench(*c, opc::target_name(*c, a.target), a.cases, a.seed, std::cout);
       return 0;
     }
+    if (a.command == "fuzz") return run_fuzz(a, contracts, argv[0]);
     return run_check(a, contracts, argv[0]);
   } catch (const UsageError& e) {
     std::cerr << "opcontract: " << e.what() << "\n";

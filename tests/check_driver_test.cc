@@ -181,7 +181,17 @@ INSTANTIATE_TEST_SUITE_P(
         Planted{"tests/contracts/donation.yaml", "opc_test::add_scaled_inplace_writes_y",
                 {"donation"}, "wrote 'y'"},
         Planted{"tests/contracts/donation.yaml", "opc_test::add_scaled_inplace_unmarked",
-                {"donation"}, "does not mark donated 'x' mutable"}),
+                {"donation"}, "does not mark donated 'x' mutable"},
+        Planted{"tests/contracts/crash_isolation.yaml", "opc_test::segfaults_when_tall", {"crash"},
+                "in the eager mode, the op killed the process with signal 11 (SIGSEGV"},
+        Planted{"tests/contracts/crash_isolation.yaml", "opc_test::aborts_when_wide", {"crash"},
+                "signal 6 (SIGABRT"},
+        Planted{"tests/contracts/crash_isolation.yaml", "opc_test::traps_when_tall", {"crash"},
+                "signal 4 (SIGILL"},
+        Planted{"tests/contracts/crash_isolation.yaml", "opc_test::exits_when_wide", {"crash"},
+                "the op ended the process with exit status 3"},
+        Planted{"tests/contracts/crash_isolation.yaml", "opc_test::loops_when_tallest", {"crash"},
+                "did not finish within the time limit of 0.3 s per case"}),
     [](const ::testing::TestParamInfo<Planted>& info) {
       std::string c = info.param.contract;
       const std::string t = info.param.target;
@@ -207,6 +217,7 @@ INSTANTIATE_TEST_SUITE_P(Oracles, CleanTwin,
                                            "tests/contracts/extent.yaml",
                                            "tests/contracts/crash.yaml",
                                            "tests/contracts/donation.yaml",
+                                           "tests/contracts/crash_isolation.yaml",
                                            "tests/contracts/fake.yaml",
                                            "tests/contracts/compiled_returns.yaml",
                                            "tests/contracts/compiled_mutating.yaml",
@@ -260,6 +271,35 @@ TEST_F(CheckDriver, AKnownFindingThatNoLongerOccursFails) {
   EXPECT_NE(r.findings[0].message.find("listed under known_findings (known.yaml:12:5"),
             std::string::npos) << r.findings[0].message;
   EXPECT_NE(r.findings[0].message.find("if the op was fixed, remove the entry"), std::string::npos);
+}
+
+TEST_F(CheckDriver, IsolatedAndInProcessRunsAgree) {
+  // The worker changes where cases run, not what they find.
+  const Contract c = load("tests/contracts/mutation.yaml");
+  CheckOptions inline_run;
+  inline_run.isolate = false;
+  for (const char* target : {"opc_test::doubled", "opc_test::doubles_in_place"}) {
+    const ContractResult a = check_contract(c, target, {});
+    const ContractResult b = check_contract(c, target, inline_run);
+    EXPECT_EQ(a.verdict, b.verdict) << target;
+    ASSERT_EQ(a.findings.size(), b.findings.size()) << target;
+    for (size_t i = 0; i < a.findings.size(); ++i) {
+      EXPECT_EQ(a.findings[i].message, b.findings[i].message);
+      EXPECT_EQ(describe(a.findings[i].minimal, c), describe(b.findings[i].minimal, c));
+      EXPECT_EQ(a.findings[i].cases_tried, b.findings[i].cases_tried);
+    }
+  }
+}
+
+TEST_F(CheckDriver, AUserTimeoutBeatsTheContractsTimeLimit) {
+  const Contract c = load("tests/contracts/crash_isolation.yaml");
+  CheckOptions options;
+  options.case_timeout_s = 0.1;
+  options.timeout_given = true;
+  const ContractResult r = check_contract(c, "opc_test::loops_when_tallest", options);
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_NE(r.findings[0].message.find("time limit of 0.1 s per case"), std::string::npos)
+      << r.findings[0].message;
 }
 
 }  // namespace

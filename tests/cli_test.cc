@@ -11,45 +11,9 @@
 #include <sstream>
 #include <string>
 
+#include "tests/cli_run.h"
+
 namespace {
-
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-struct Result {
-  int exit = -1;       // the exit status, or -1 when it did not exit normally
-  std::string output;  // stdout, and stderr unless left out
-};
-
-// Runs `opcontract ARGS` in the repository root (so contracts are named by relative
-// paths, as users type them). `args` is shell text: the tests pass only fixed words.
-Result run(const std::string& args, bool with_stderr = true) {
-  const std::string cmd = "cd " + shell_quote(OPC_SOURCE_DIR) + " && " +
-                          shell_quote(OPC_BINARY) + " " + args +
-                          (with_stderr ? " 2>&1" : " 2>/dev/null");
-  Result r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) {
-    ADD_FAILURE() << "popen failed: " << cmd;
-    return r;
-  }
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) r.output.append(buf, n);
-  const int status = pclose(pipe);
-  if (status != -1 && WIFEXITED(status)) r.exit = WEXITSTATUS(status);
-  return r;
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-#define EXPECT_CONTAINS(text, part) \
-  EXPECT_TRUE(contains(text, part)) << "lacks '" << (part) << "' in:\n" << (text)
 
 const std::string kChunk = "contracts/vllm/sequence_parallel_chunk_impl.yaml";
 
@@ -136,7 +100,7 @@ TEST(CliUsage, OptionsOfCheckOnlyAreUnknownToBench) {
 TEST(CliUsage, UnknownCommandAndNoCommand) {
   Result r = run("frobnicate " + kChunk);
   EXPECT_EQ(r.exit, 2) << r.output;
-  EXPECT_CONTAINS(r.output, "unknown command 'frobnicate' (commands: check, bench, list, draft)");
+  EXPECT_CONTAINS(r.output, "unknown command 'frobnicate' (commands: check, bench, list, draft, report");
   r = run("");
   EXPECT_EQ(r.exit, 2) << r.output;
   EXPECT_CONTAINS(r.output, "opcontract: no command given");
@@ -297,6 +261,25 @@ TEST(CliBench, PrintsCasesUntilEachRegressionIsCaught) {
       r.output, std::regex(R"(opc_regress::sequence_parallel_chunk_impl_pr44130 +alias \(eager\) +[0-9]+ +[0-9]+ el +[0-9]+\n)")))
       << r.output;
   EXPECT_CONTAINS(r.output, "opc_regress::sequence_parallel_chunk_impl_pr44130: caught as expected");
+}
+
+TEST(CliCrash, ACrashingOpIsAFindingAndTheRunGoesOn) {
+  // The first contract's targets segfault, abort, trap, exit and hang; the second's run after.
+  const Result r = run(std::string("check tests/contracts/crash_isolation.yaml tests/contracts/alias.yaml "
+                                   "--regressions --load ") + OPC_TEST_OPS);
+  EXPECT_EQ(r.exit, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "opc_test::segfaults_when_tall: CAUGHT by crash, as expected");
+  EXPECT_CONTAINS(r.output, "opc_test::loops_when_tallest: CAUGHT by crash, as expected");
+  EXPECT_CONTAINS(r.output, "opc_test::returns_view: CAUGHT by alias, as expected");
+  EXPECT_CONTAINS(r.output, "regressions caught as expected: 8/8");
+}
+
+TEST(CliCrash, TimeoutAndIsolationFlags) {
+  Result r = run("check " + kChunk + " --case-timeout 0");
+  EXPECT_EQ(r.exit, 2) << r.output;
+  EXPECT_CONTAINS(r.output, "--case-timeout needs a number of seconds above 0");
+  r = run("check " + kChunk + " --no-isolation --case-timeout 2.5 --cases 20");
+  EXPECT_EQ(r.exit, 0) << r.output;
 }
 
 // ---------------------------------------------------------------------------------------

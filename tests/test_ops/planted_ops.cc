@@ -4,6 +4,7 @@
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
+#include <cstdlib>
 #include <string>
 
 namespace {
@@ -322,4 +323,47 @@ TORCH_LIBRARY_IMPL(opc_test, CPU, m) {
   m.impl("add_scaled_inplace_writes_y.maybe_inplace", &add_scaled_inplace_writes_y);
   m.impl("add_scaled_inplace_unmarked", &add_scaled);
   m.impl("add_scaled_inplace_unmarked.maybe_inplace", &add_scaled_inplace_unmarked);
+}
+
+// Crash-isolation twins: ops that take the process down, each only on some inputs, so the
+// run must survive them and shrink to the smallest input that still does. `doubled`
+// (above) is the clean twin.
+namespace {
+
+at::Tensor segfaults_when_tall(const at::Tensor& x) {
+  if (x.size(0) >= 3) *static_cast<volatile int*>(nullptr) = 1;
+  return x * 2;
+}
+at::Tensor aborts_when_wide(const at::Tensor& x) {
+  if (x.size(1) >= 3) std::abort();
+  return x * 2;
+}
+at::Tensor traps_when_tall(const at::Tensor& x) {
+  if (x.size(0) >= 3) __builtin_trap();  // SIGILL on x86-64 (ud2)
+  return x * 2;
+}
+at::Tensor exits_when_wide(const at::Tensor& x) {
+  if (x.size(1) >= 3) std::_Exit(3);
+  return x * 2;
+}
+at::Tensor loops_when_tallest(const at::Tensor& x) {
+  volatile bool forever = x.size(0) == 8 && x.size(1) >= 6;
+  while (forever) {
+  }
+  return x * 2;
+}
+
+}  // namespace
+
+TORCH_LIBRARY_FRAGMENT(opc_test, m) {
+  for (const char* name : {"segfaults_when_tall", "aborts_when_wide", "traps_when_tall",
+                           "exits_when_wide", "loops_when_tallest"})
+    m.def((std::string(name) + "(Tensor x) -> Tensor").c_str());
+}
+TORCH_LIBRARY_IMPL(opc_test, CPU, m) {
+  m.impl("segfaults_when_tall", &segfaults_when_tall);
+  m.impl("aborts_when_wide", &aborts_when_wide);
+  m.impl("traps_when_tall", &traps_when_tall);
+  m.impl("exits_when_wide", &exits_when_wide);
+  m.impl("loops_when_tallest", &loops_when_tallest);
 }

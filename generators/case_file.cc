@@ -1,0 +1,151 @@
+#include "generators/case_file.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+#include "contracts/text_guard.h"
+#include "generators/case_gen.h"
+#include "reports/json_writer.h"
+
+namespace opc {
+namespace {
+
+SourceLoc loc_of(const std::string& file, const YAML::Node& n) {
+  const YAML::Mark m = n.Mark();
+  return m.line < 0 ? SourceLoc{file, 0, 0} : SourceLoc{file, m.line + 1, m.column + 1};
+}
+
+YAML::Node need(const std::string& file, const YAML::Node& map, const std::string& key) {
+  YAML::Node n = map[key];
+  if (!n) throw ContractError(loc_of(file, map), "the case file lacks '" + key + "'");
+  return n;
+}
+
+template <class T>
+T as(const std::string& file, const YAML::Node& n, const std::string& what) {
+  try {
+    return n.as<T>();
+  } catch (const YAML::Exception&) {
+    throw ContractError(loc_of(file, n), what + " has the wrong type");
+  }
+}
+
+ScalarValue scalar_of(const std::string& file, const YAML::Node& n, const ArgSpec& a) {
+  if (!n.IsScalar()) throw ContractError(loc_of(file, n), "args." + a.name + " must be a scalar");
+  // The case holds the same kind of value the contract chose from.
+  const ScalarValue& kind = a.choices.front();
+  const std::string what = "args." + a.name;
+  switch (kind.index()) {
+    case 0:
+      if (n.Scalar() != "default") throw ContractError(loc_of(file, n), what + " must be \"default\"");
+      return ScalarValue{};
+    case 1: return as<bool>(file, n, what);
+    case 2: return as<int64_t>(file, n, what);
+    case 3: return as<double>(file, n, what);
+    default: return n.Scalar();
+  }
+}
+
+TensorCase tensor_of(const std::string& file, const YAML::Node& n, const ArgSpec& a) {
+  TensorCase t;
+  if (n.IsNull()) {
+    t.none = true;
+    return t;
+  }
+  if (!n.IsMap()) throw ContractError(loc_of(file, n), "args." + a.name + " must be a tensor or null");
+  const YAML::Node dtype = need(file, n, "dtype");
+  const auto d = parse_dtype(as<std::string>(file, dtype, "dtype"));
+  if (!d) throw ContractError(loc_of(file, dtype), "unknown dtype '" + dtype.Scalar() + "'");
+  t.dtype = *d;
+  const YAML::Node shape = need(file, n, "shape");
+  if (!shape.IsSequence() || shape.size() > 16)
+    throw ContractError(loc_of(file, shape), "shape must be a list of at most 16 sizes");
+  for (const auto& s : shape) t.sizes.push_back(as<int64_t>(file, s, "a size"));
+  const YAML::Node layout = need(file, n, "layout");
+  const auto l = parse_layout(as<std::string>(file, layout, "layout"));
+  if (!l) throw ContractError(loc_of(file, layout), "unknown layout '" + layout.Scalar() + "'");
+  t.layout = *l;
+  if (const YAML::Node s = n["slack"]) t.slack = as<int64_t>(file, s, "slack");
+  return t;
+}
+
+}  // namespace
+
+bool stays_inside(const std::string& path) {
+  const std::filesystem::path p(path);
+  if (path.empty() || p.is_absolute()) return false;
+  for (const auto& part : p)
+    if (part == "..") return false;
+  return true;
+}
+
+void write_case_file(const std::string& path, const CaseFileRecord& r, const Case& c,
+                     const Contract& contract) {
+  JsonWriter w;
+  w.begin_object();
+  w.key("contract").value(r.contract);
+  w.key("target").value(r.target);
+  w.key("clause").value(r.clause);
+  w.key("mode").value(r.mode);
+  w.key("seed").value(r.seed);
+  w.key("found_at").value(r.found_at);
+  w.key("message").value(r.message);
+  w.key("case").raw(case_json(c, contract));
+  w.end_object();
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << "# opcontract case: replay with `opcontract replay " << path << "`\n" << w.str() << "\n";
+    if (!out.flush()) throw std::runtime_error("cannot write the case file " + tmp);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    throw std::runtime_error("cannot move the case file " + tmp + " into place");
+}
+
+CaseFileRecord read_case_file(const std::string& path) {
+  const std::string text = read_contract_file(path);
+  YAML::Node root;
+  try {
+    check_contract_text(text, path);
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw ContractError({path, e.mark.line + 1, e.mark.column + 1}, "not a case file: " + e.msg);
+  }
+  if (!root.IsMap()) throw ContractError({path, 1, 1}, "not a case file: expected a mapping");
+  CaseFileRecord r;
+  r.file = path;
+  auto text_of = [&](const std::string& key) { return as<std::string>(path, need(path, root, key), key); };
+  r.contract = text_of("contract");
+  r.target = text_of("target");
+  r.clause = text_of("clause");
+  r.mode = text_of("mode");
+  r.message = text_of("message");
+  r.seed = as<uint64_t>(path, need(path, root, "seed"), "seed");
+  r.found_at = as<int>(path, need(path, root, "found_at"), "found_at");
+  r.case_node = need(path, root, "case");
+  if (!r.case_node.IsMap()) throw ContractError(loc_of(path, r.case_node), "case must be a mapping");
+  return r;
+}
+
+Case parse_case(const CaseFileRecord& r, const Contract& contract) {
+  const std::string& f = r.file;
+  const YAML::Node& n = r.case_node;
+  Case c;
+  c.values.assign(contract.values.size(), 0);
+  for (const auto& v : contract.values) c.values[v.slot] = as<int64_t>(f, need(f, n, v.name), v.name);
+  const YAML::Node args = need(f, n, "args");
+  if (!args.IsMap()) throw ContractError(loc_of(f, args), "args must be a mapping");
+  for (const auto& a : contract.args) {
+    const YAML::Node v = need(f, args, a.name);
+    if (a.is_tensor) c.args.emplace_back(tensor_of(f, v, a));
+    else c.args.emplace_back(scalar_of(f, v, a));
+  }
+  c.data_seed = as<uint64_t>(f, need(f, n, "data_seed"), "data_seed");
+  if (const std::string why = case_misfit(c, contract); !why.empty())
+    throw ContractError(loc_of(f, n), "the case does not fit " + contract.file + ": " + why);
+  return c;
+}
+
+}  // namespace opc

@@ -1,0 +1,250 @@
+#include "reports/campaign_pages.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "contracts/suggest.h"
+#include "reports/badge.h"
+#include "reports/markup.h"
+
+namespace opc {
+namespace {
+
+// ---------------------------------------------------------------------------------------
+// Shared by both pages
+
+// The reasons modes did not run, numbered once for the whole table: on a CPU-only run one
+// long reason holds for every op's cudagraph cell.
+class NotRunNotes {
+ public:
+  explicit NotRunNotes(const std::vector<ReportedResult>& ops) {
+    for (const ReportedResult& op : ops)
+      for (Mode m : kAllModes)
+        if (mode_verdict(op, m) == ModeVerdict::NotRun &&
+            std::find(reasons_.begin(), reasons_.end(), reason(op, m)) == reasons_.end())
+          reasons_.push_back(reason(op, m));
+  }
+  // 1-based, as printed.
+  size_t number(const ReportedResult& op, Mode m) const {
+    return std::find(reasons_.begin(), reasons_.end(), reason(op, m)) - reasons_.begin() + 1;
+  }
+  const std::vector<std::string>& reasons() const { return reasons_; }
+
+ private:
+  static std::string reason(const ReportedResult& op, Mode m) {
+    const std::string& why = op.modes.at(m).reason;
+    return why.empty() ? "no result file ran this mode" : why;
+  }
+  std::vector<std::string> reasons_;
+};
+
+std::string files_line(const Campaign& c) {
+  std::vector<std::string> ops;
+  for (const ReportedResult& r : c.results) ops.push_back(r.op);
+  std::sort(ops.begin(), ops.end());
+  const size_t op_count = std::unique(ops.begin(), ops.end()) - ops.begin();
+  return "Merged from " + std::to_string(c.files.size()) + " result file(s): " + join(c.files) + ". " +
+         std::to_string(op_count) + " op(s), " + std::to_string(regression_results(c).size()) +
+         " regression check(s).";
+}
+
+std::string branches_text(const ReportedResult& r) {
+  if (r.branches.empty()) return "(none declared)";
+  std::vector<std::string> parts;
+  for (const auto& [name, hits] : r.branches) parts.push_back(name + ": " + std::to_string(hits));
+  return join(parts);
+}
+
+// Every result with an error, plain checks and regressions alike.
+std::vector<std::string> error_lines(const Campaign& c) {
+  std::vector<std::string> out;
+  for (const ReportedResult& r : c.results)
+    for (const std::string& e : r.errors) out.push_back(r.op + " -> " + r.target + " (" + r.file + "): " + e);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------
+// Markdown
+
+// An inline code span that survives backticks in the text.
+std::string code(const std::string& s) {
+  size_t longest = 0, run = 0;
+  for (char ch : s) longest = std::max(longest, run = ch == '`' ? run + 1 : 0);
+  const std::string fence(longest + 1, '`');
+  const bool pad = !s.empty() && (s.front() == '`' || s.back() == '`');
+  return fence + (pad ? " " + s + " " : s) + fence;
+}
+
+// Text that stays inside one table cell.
+std::string cell(const std::string& s) {
+  std::string out;
+  for (char ch : s) out += ch == '|' ? "\\|" : ch == '\n' ? " " : std::string(1, ch);
+  return out;
+}
+
+void md_ops(std::ostream& out, const std::vector<ReportedResult>& ops) {
+  const NotRunNotes notes(ops);
+  out << "## Ops\n\n| op | fake | eager | compiled | cudagraph | failed clauses | cases | badge |\n"
+         "|---|---|---|---|---|---|---|---|\n";
+  for (const ReportedResult& op : ops) {
+    out << "| " << code(op.op);
+    for (Mode m : kAllModes) {
+      const ModeVerdict v = mode_verdict(op, m);
+      out << " | " << to_string(v);
+      if (v == ModeVerdict::NotRun) out << " [" << notes.number(op, m) << "]";
+    }
+    out << " | " << cell(join(failed_clauses(op))) << " | " << op.cases << " | " << cell(op_badge(op).message)
+        << " |\n";
+  }
+  if (!notes.reasons().empty()) out << "\nNot run:\n\n";
+  for (size_t i = 0; i < notes.reasons().size(); ++i) out << "[" << i + 1 << "] " << notes.reasons()[i] << "\n\n";
+  out << "\n## Branch coverage\n\nHits summed over the result files.\n\n| op | branches |\n|---|---|\n";
+  for (const ReportedResult& op : ops) out << "| " << code(op.op) << " | " << cell(branches_text(op)) << " |\n";
+}
+
+void md_finding(std::ostream& out, const std::string& op, const ReportedFinding& f) {
+  out << "\n### " << code(op) << ": " << f.clause << (f.mode.empty() ? "" : " (" + f.mode + ")")
+      << (f.known.empty() ? "" : ", known") << "\n\n";
+  if (!f.known.empty()) out << "Known (known_findings): " << f.known << "\n\n";
+  out << "Target " << code(f.target) << ", seed " << f.seed << ", first in case " << f.cases_tried
+      << ", shrunk in " << f.shrink_steps << " steps.\n\n";
+  std::istringstream lines(f.message);
+  for (std::string line; std::getline(lines, line);) out << "> " << line << "\n";
+  out << "\n";
+  if (!f.case_json.empty()) out << "- minimal case: " << code(f.case_json) << "\n";
+  out << "- replay: " << code(f.replay) << "\n";
+}
+
+void md_findings(std::ostream& out, const std::vector<ReportedResult>& ops) {
+  out << "\n## Findings\n";
+  bool any = false;
+  for (const ReportedResult& op : ops)
+    for (const ReportedFinding& f : op.findings) {
+      md_finding(out, op.op, f);
+      any = true;
+    }
+  if (!any) out << "\nNone.\n";
+}
+
+void md_regressions(std::ostream& out, const Campaign& c) {
+  const std::vector<const ReportedResult*> regressions = regression_results(c);
+  if (regressions.empty()) return;
+  out << "\n## Regressions\n\nEach historical buggy variant must be caught by exactly its expected "
+         "clauses.\n\n| op | regression | expected | result | upstream |\n|---|---|---|---|---|\n";
+  for (const ReportedResult* r : regressions)
+    out << "| " << code(r->op) << " | " << code(r->target) << " | " << cell(join(r->regression->expect)) << " | "
+        << cell(regression_verdict(*r).text) << " | " << cell(r->regression->upstream) << " |\n";
+}
+
+void md_list(std::ostream& out, const char* title, const std::vector<std::string>& lines) {
+  if (lines.empty()) return;
+  out << "\n## " << title << "\n\n";
+  for (const std::string& l : lines) out << "- " << cell(l) << "\n";
+}
+
+// ---------------------------------------------------------------------------------------
+// HTML
+
+const char* kStyle = R"(body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2em;color:#222}
+table{border-collapse:collapse;margin:1em 0}
+th,td{border:1px solid #ccc;padding:.3em .6em;text-align:left;vertical-align:middle}
+th{background:#f3f3f3}
+.pass,.caught{background:#d4f0c8}
+.known{background:#f9ecb8}
+.fail,.missed,.error{background:#f6c3bb;font-weight:bold}
+.not-run{background:#e6e6e6;color:#555}
+ol.notes{font-size:.9em;color:#555})";
+
+const char* verdict_class(ModeVerdict v) {
+  switch (v) {
+    case ModeVerdict::Pass: return "pass";
+    case ModeVerdict::Known: return "known";
+    case ModeVerdict::Fail: return "fail";
+    case ModeVerdict::NotRun: return "not-run";
+  }
+  return "";
+}
+
+const char* regression_class(RegressionVerdict::Kind k) {
+  switch (k) {
+    case RegressionVerdict::Caught: return "caught";
+    case RegressionVerdict::Missed: return "missed";
+    case RegressionVerdict::NotRun: return "not-run";
+    case RegressionVerdict::Error: return "error";
+  }
+  return "";
+}
+
+void html_op_row(std::ostream& out, const ReportedResult& op, const NotRunNotes& notes) {
+  const std::string name = sanitized_op_name(op.op);
+  const Badge b = op_badge(op);
+  out << "<tr id=\"op-" << name << "\"><td><code>" << xml_escape(op.op) << "</code></td>";
+  for (Mode m : kAllModes) {
+    const ModeVerdict v = mode_verdict(op, m);
+    out << "<td class=\"" << verdict_class(v) << "\">" << to_string(v);
+    if (v == ModeVerdict::NotRun) out << " <sup>" << notes.number(op, m) << "</sup>";
+    out << "</td>";
+  }
+  out << "<td>" << xml_escape(join(failed_clauses(op))) << "</td><td>" << op.cases << "</td><td><img src=\"badges/"
+      << name << ".svg\" alt=\"" << xml_escape(b.label + ": " + b.message) << "\"></td></tr>\n";
+}
+
+void html_ops(std::ostream& out, const std::vector<ReportedResult>& ops) {
+  const NotRunNotes notes(ops);
+  out << "<h2>Ops</h2>\n<table id=\"ops\"><thead><tr><th>op</th><th>fake</th><th>eager</th><th>compiled</th>"
+         "<th>cudagraph</th><th>failed clauses</th><th>cases</th><th>badge</th></tr></thead><tbody>\n";
+  for (const ReportedResult& op : ops) html_op_row(out, op, notes);
+  out << "</tbody></table>\n";
+  if (notes.reasons().empty()) return;
+  out << "<p>Not run:</p><ol class=\"notes\">";
+  for (const std::string& r : notes.reasons()) out << "<li>" << xml_escape(r) << "</li>";
+  out << "</ol>\n";
+}
+
+void html_regressions(std::ostream& out, const Campaign& c) {
+  const std::vector<const ReportedResult*> regressions = regression_results(c);
+  if (regressions.empty()) return;
+  out << "<h2>Regressions</h2>\n<table id=\"regressions\"><thead><tr><th>op</th><th>regression</th>"
+         "<th>expected</th><th>result</th></tr></thead><tbody>\n";
+  for (const ReportedResult* r : regressions) {
+    const RegressionVerdict v = regression_verdict(*r);
+    out << "<tr><td><code>" << xml_escape(r->op) << "</code></td><td><code>" << xml_escape(r->target)
+        << "</code></td><td>" << xml_escape(join(r->regression->expect)) << "</td><td class=\""
+        << regression_class(v.kind) << "\">" << xml_escape(v.text) << "</td></tr>\n";
+  }
+  out << "</tbody></table>\n";
+}
+
+}  // namespace
+
+std::string summary_markdown(const Campaign& campaign) {
+  const std::vector<ReportedResult> ops = op_results(campaign);
+  std::ostringstream out;
+  out << "# opcontract report\n\n" << files_line(campaign) << "\n\n";
+  md_ops(out, ops);
+  md_findings(out, ops);
+  md_regressions(out, campaign);
+  md_list(out, "Errors", error_lines(campaign));
+  std::vector<std::string> warnings;
+  for (const ReportedResult& op : ops)
+    for (const std::string& w : op.warnings) warnings.push_back(op.op + ": " + w);
+  md_list(out, "Warnings", warnings);
+  return out.str();
+}
+
+std::string dashboard_html(const Campaign& campaign) {
+  std::ostringstream out;
+  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>opcontract report</title>\n<style>"
+      << kStyle << "</style></head><body>\n<h1>opcontract report</h1>\n<p>" << xml_escape(files_line(campaign))
+      << " Details: <a href=\"summary.md\">summary.md</a>, <a href=\"junit.xml\">junit.xml</a>.</p>\n";
+  html_ops(out, op_results(campaign));
+  html_regressions(out, campaign);
+  const std::vector<std::string> errors = error_lines(campaign);
+  if (!errors.empty()) out << "<h2>Errors</h2>\n<ul>";
+  for (const std::string& e : errors) out << "<li class=\"error\">" << xml_escape(e) << "</li>";
+  if (!errors.empty()) out << "</ul>\n";
+  out << "</body></html>\n";
+  return out.str();
+}
+
+}  // namespace opc

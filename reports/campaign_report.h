@@ -1,0 +1,113 @@
+// `opcontract report`: merges the result files of `opcontract check --json` runs (shards,
+// runners with and without a GPU, --regressions runs) into one campaign, and writes the
+// views a team reads into one folder: summary.md, junit.xml (CI), index.html and a badge
+// per op (badges/<op>.svg and the shields.io endpoint badges/<op>.json).
+//
+//   opc::Campaign c = opc::read_campaign({"cpu.json", "gpu.json"});  // throws ReportError
+//   opc::write_campaign_report(c, "build/reports/campaign");         // throws ReportError
+//
+// Merging: the results of one contract file against one target (a regression apart from
+// a plain check) merge into one ReportedResult; op_results() then merges the plain checks
+// of each op. Modes combine (fail beats pass beats not run), cases and branch hits add up,
+// findings unite: one per clause, mode and target, the one found within fewer cases.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "contracts/contract.h"
+
+namespace opc {
+
+// Bad input or an unwritable output; the message names the file (and field) at fault.
+struct ReportError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct ModeOutcome {
+  std::string status = "not_run";    // pass | fail | not_run
+  int64_t cases = 0;
+  std::string reason;                // why not run; "" when no result file ran the mode
+  std::vector<std::string> clauses;  // the clauses this mode judges for the contract
+};
+
+struct ReportedFinding {
+  std::string clause;
+  std::string mode;  // "" for the static clauses (schema, branches)
+  std::string target;
+  std::string message;
+  std::string case_json;  // the minimal case as one line of JSON; "" when there is none
+  uint64_t seed = 0;
+  int64_t cases_tried = 0;
+  int64_t shrink_steps = 0;
+  std::string known;  // the contract's reason when it lists the finding (known_findings)
+  std::string replay;
+};
+
+struct ReportedRegression {
+  std::vector<std::string> expect;
+  std::string upstream;
+  std::string not_run;  // why no mode could judge the expected clauses, when none could
+};
+
+// One contract file checked against one target, merged over the result files holding it.
+// In op_results(), every plain check of one op; `file` and `target` are then the first.
+struct ReportedResult {
+  std::string file, op, target;
+  std::optional<ReportedRegression> regression;
+  std::vector<std::string> errors;
+  int64_t cases = 0;
+  std::map<Mode, ModeOutcome> modes;  // all four modes
+  std::vector<std::pair<std::string, int64_t>> branches;  // name, hits; first-seen order
+  std::vector<std::string> warnings;
+  std::vector<ReportedFinding> findings;  // discovery order, the first result file first
+};
+
+struct Campaign {
+  std::vector<std::string> files;       // the result files read
+  std::vector<ReportedResult> results;  // first-seen order
+};
+
+// Reads and merges result files (JSON, version 1).
+Campaign read_campaign(const std::vector<std::string>& paths);
+// Merges one result file's text, named `name` in errors, into the campaign.
+void add_results(Campaign& campaign, const std::string& name, const std::string& json);
+void merge_into(ReportedResult& into, const ReportedResult& from);
+
+// The plain checks (not regressions) merged per op, sorted by op.
+std::vector<ReportedResult> op_results(const Campaign& campaign);
+std::vector<const ReportedResult*> regression_results(const Campaign& campaign);
+
+// A mode's outcome for people: known when every finding it failed on is a known one.
+enum class ModeVerdict { Pass, Known, Fail, NotRun };
+ModeVerdict mode_verdict(const ReportedResult& r, Mode m);
+const char* to_string(ModeVerdict v);  // "pass", "known", "FAIL", "not run"
+// The first finding that breaks the contract (not a known one), in discovery order.
+const ReportedFinding* first_failure(const ReportedResult& r);
+// The clauses with findings, unique in discovery order; known ones as "clause (known)".
+std::vector<std::string> failed_clauses(const ReportedResult& r);
+
+struct RegressionVerdict {
+  enum Kind { Caught, Missed, NotRun, Error } kind;
+  std::string text;  // "caught by alias, compiled, as expected", ...
+};
+// Caught when the clauses found are exactly the expected ones that some mode that ran
+// judges; not run when no mode judges any of them and nothing was found.
+RegressionVerdict regression_verdict(const ReportedResult& r);
+
+// A file and HTML id part: each run of characters other than [A-Za-z0-9_] becomes '-'
+// ("vllm::rms_norm" -> "vllm-rms_norm"); one-to-one on qualified names (ns::name).
+std::string sanitized_op_name(const std::string& op);
+
+// Writes `text` to a temporary file beside `path`, then renames it into place, so a
+// reader never sees half a file.
+void write_file_atomically(const std::string& path, const std::string& text);
+// Creates `dir` (and dir/badges) as needed and writes every view into it.
+void write_campaign_report(const Campaign& campaign, const std::string& dir);
+
+}  // namespace opc

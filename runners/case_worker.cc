@@ -1,0 +1,376 @@
+#include "runners/case_worker.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <sstream>
+
+#include "runners/cudagraph_runner.h"
+
+namespace opc {
+namespace {
+
+// The wire between parent and worker: length-prefixed frames of fixed-width fields, in
+// this process's own byte order (both ends are the same binary).
+class WireOut {
+ public:
+  WireOut& u64(uint64_t v) {
+    s_.append(reinterpret_cast<const char*>(&v), sizeof v);
+    return *this;
+  }
+  WireOut& i64(int64_t v) { return u64(static_cast<uint64_t>(v)); }
+  WireOut& str(const std::string& v) {
+    u64(v.size());
+    s_ += v;
+    return *this;
+  }
+  const std::string& bytes() const { return s_; }
+
+ private:
+  std::string s_;
+};
+
+class WireIn {
+ public:
+  explicit WireIn(const std::string& s) : s_(s) {}
+  uint64_t u64() {
+    uint64_t v;
+    need(sizeof v);
+    std::memcpy(&v, s_.data() + at_, sizeof v);
+    at_ += sizeof v;
+    return v;
+  }
+  int64_t i64() { return static_cast<int64_t>(u64()); }
+  std::string str() {
+    const uint64_t n = u64();
+    need(n);
+    std::string v = s_.substr(at_, n);
+    at_ += n;
+    return v;
+  }
+
+ private:
+  void need(uint64_t n) const {
+    if (n > s_.size() - at_) throw std::runtime_error("case worker: truncated message");
+  }
+  const std::string& s_;
+  size_t at_ = 0;
+};
+
+void put_case(WireOut& w, const Case& c) {
+  w.u64(c.values.size());
+  for (int64_t v : c.values) w.i64(v);
+  w.u64(c.args.size());
+  for (const auto& a : c.args) {
+    if (const auto* t = std::get_if<TensorCase>(&a)) {
+      w.u64(0).i64(static_cast<int64_t>(t->dtype)).u64(t->sizes.size());
+      for (int64_t d : t->sizes) w.i64(d);
+      w.i64(static_cast<int64_t>(t->layout)).i64(t->slack).u64(t->none);
+      continue;
+    }
+    const ScalarValue& v = std::get<ScalarValue>(a);
+    w.u64(1).u64(v.index());
+    if (const bool* b = std::get_if<bool>(&v)) w.u64(*b);
+    else if (const int64_t* i = std::get_if<int64_t>(&v)) w.i64(*i);
+    else if (const double* d = std::get_if<double>(&v)) {
+      uint64_t bits;
+      std::memcpy(&bits, d, sizeof bits);
+      w.u64(bits);
+    } else if (const std::string* s = std::get_if<std::string>(&v)) w.str(*s);
+  }
+  w.u64(c.data_seed);
+}
+
+Case get_case(WireIn& r) {
+  Case c;
+  c.values.resize(r.u64());
+  for (int64_t& v : c.values) v = r.i64();
+  const uint64_t n = r.u64();
+  for (uint64_t i = 0; i < n; ++i) {
+    if (r.u64() == 0) {
+      TensorCase t;
+      t.dtype = static_cast<c10::ScalarType>(r.i64());
+      t.sizes.resize(r.u64());
+      for (int64_t& d : t.sizes) d = r.i64();
+      t.layout = static_cast<Layout>(r.i64());
+      t.slack = r.i64();
+      t.none = r.u64() != 0;
+      c.args.emplace_back(std::move(t));
+      continue;
+    }
+    switch (r.u64()) {
+      case 0: c.args.emplace_back(ScalarValue{}); break;
+      case 1: c.args.emplace_back(ScalarValue{r.u64() != 0}); break;
+      case 2: c.args.emplace_back(ScalarValue{r.i64()}); break;
+      case 3: {
+        const uint64_t bits = r.u64();
+        double d;
+        std::memcpy(&d, &bits, sizeof d);
+        c.args.emplace_back(ScalarValue{d});
+        break;
+      }
+      default: c.args.emplace_back(ScalarValue{r.str()}); break;
+    }
+  }
+  c.data_seed = r.u64();
+  return c;
+}
+
+bool send_all(int fd, const std::string& payload) {
+  WireOut frame;
+  frame.u64(payload.size());
+  const std::string bytes = frame.bytes() + payload;
+  for (size_t at = 0; at < bytes.size();) {
+    const ssize_t n = send(fd, bytes.data() + at, bytes.size() - at, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    at += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+enum class ReadStatus { Ok, Closed, TimedOut };
+
+// Reads exactly n bytes, waiting at most until `deadline` (none when max()).
+ReadStatus read_exactly(int fd, char* out, size_t n, std::chrono::steady_clock::time_point deadline) {
+  using Clock = std::chrono::steady_clock;
+  for (size_t at = 0; at < n;) {
+    int wait_ms = -1;
+    if (deadline != Clock::time_point::max()) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+      if (left.count() <= 0) return ReadStatus::TimedOut;
+      wait_ms = static_cast<int>(std::min<int64_t>(left.count(), 1 << 30));
+    }
+    pollfd p{fd, POLLIN, 0};
+    const int ready = poll(&p, 1, wait_ms);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0) return ReadStatus::TimedOut;
+    const ssize_t got = recv(fd, out + at, n - at, 0);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return ReadStatus::Closed;
+    at += static_cast<size_t>(got);
+  }
+  return ReadStatus::Ok;
+}
+
+ReadStatus read_frame(int fd, std::string& payload, std::chrono::steady_clock::time_point deadline) {
+  uint64_t size = 0;
+  if (ReadStatus s = read_exactly(fd, reinterpret_cast<char*>(&size), sizeof size, deadline);
+      s != ReadStatus::Ok)
+    return s;
+  payload.assign(size, '\0');
+  return read_exactly(fd, payload.data(), size, deadline);
+}
+
+std::string death_text(int status) {
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    const char* name = sigabbrev_np(sig);
+    return "the op killed the process with signal " + std::to_string(sig) + " (" +
+           (name ? std::string("SIG") + name + ", " : std::string()) + strsignal(sig) + ")";
+  }
+  if (WIFEXITED(status))
+    return "the op ended the process with exit status " + std::to_string(WEXITSTATUS(status));
+  return "the worker process ended (wait status " + std::to_string(status) + ")";
+}
+
+// The worker's side: serves requests until the parent hangs up.
+[[noreturn]] void serve(int fd, const CaseOps& ops, const Contract& contract) {
+  std::string request;
+  while (read_frame(fd, request, std::chrono::steady_clock::time_point::max()) == ReadStatus::Ok) {
+    WireOut reply;
+    try {
+      if (request.empty()) throw std::runtime_error("case worker: empty request");
+      if (request[0] == 'G') {
+        reply.str("S").str(opc::cudagraph_unavailable());
+      } else {
+        const std::string body = request.substr(1);
+        WireIn in(body);
+        std::vector<Mode> modes(in.u64());
+        for (Mode& m : modes) m = static_cast<Mode>(in.u64());
+        const Case c = get_case(in);
+        const CaseFacts facts(c, contract);
+        std::vector<bool> written(contract.args.size(), false);
+        const std::vector<Finding> found = case_findings(ops, contract, c, facts, modes, &written);
+        reply.str("R").u64(found.size());
+        for (const Finding& f : found) reply.str(f.clause).str(f.mode).str(f.message);
+        std::vector<int> w;
+        for (size_t i = 0; i < written.size(); ++i)
+          if (written[i]) w.push_back(static_cast<int>(i));
+        reply.u64(w.size());
+        for (int i : w) reply.i64(i);
+      }
+    } catch (...) {
+      reply = WireOut();
+      reply.str("E").str(check_error_text(contract));
+    }
+    if (!send_all(fd, reply.bytes())) break;
+  }
+  _exit(0);  // never run the parent's atexit handlers or flush its stdio buffers
+}
+
+// A kernel the CUDA dispatch key would reach: its own or a composite one.
+bool has_cuda_kernel(const OpBinding& op) {
+  return op.handle.hasKernelForAnyDispatchKey(
+      c10::DispatchKeySet({c10::DispatchKey::CUDA, c10::DispatchKey::CompositeExplicitAutograd,
+                           c10::DispatchKey::CompositeImplicitAutograd}));
+}
+
+}  // namespace
+
+IsolationOptions isolation_for(const Contract& contract, const CheckOptions& options) {
+  return {options.isolate, contract.time_limit_s > 0 && !options.timeout_given
+                               ? contract.time_limit_s
+                               : options.case_timeout_s};
+}
+
+std::string cudagraph_unavailable_for(const OpBinding& op, CaseWorker& worker) {
+  if (std::string why = worker.cudagraph_unavailable(); !why.empty()) return why;
+  if (!has_cuda_kernel(op))
+    return op.name + " has no CUDA kernel registered (a CPU-only port), so there is nothing to capture";
+  return "";
+}
+
+CaseWorker::CaseWorker(const CaseOps& ops, const Contract& contract, IsolationOptions options)
+    : ops_(ops), contract_(contract), options_(options) {
+  if (!options_.isolate) return;
+  void* page = mmap(nullptr, sizeof(int), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (page == MAP_FAILED) throw std::runtime_error(std::string("case worker: mmap: ") + strerror(errno));
+  mode_ = static_cast<volatile int*>(page);
+  ops_.on_mode = [mode = mode_](Mode m) { *mode = static_cast<int>(m); };
+}
+
+CaseWorker::~CaseWorker() {
+  stop();
+  if (mode_) munmap(const_cast<int*>(mode_), sizeof(int));
+}
+
+void CaseWorker::start() {
+  int fds[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0)
+    throw std::runtime_error(std::string("case worker: socketpair: ") + strerror(errno));
+  // The child inherits unflushed stdio buffers; flush them so nothing prints twice.
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    throw std::runtime_error(std::string("case worker: fork: ") + strerror(errno));
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the checker
+    const rlimit no_core{0, 0};           // a crashing op is expected here: no core dumps
+    setrlimit(RLIMIT_CORE, &no_core);
+    // Ctrl-C stops the campaign in the parent, which then kills this worker: were the
+    // worker to die of it first, the case in flight would read as a crash.
+    signal(SIGINT, SIG_IGN);
+    signal(SIGTERM, SIG_IGN);
+    serve(fds[1], ops_, contract_);
+  }
+  close(fds[1]);
+  pid_ = pid;
+  to_child_ = from_child_ = fds[0];
+}
+
+void CaseWorker::stop() {
+  if (pid_ < 0) return;
+  close(to_child_);
+  kill(pid_, SIGKILL);
+  int status;
+  while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+  pid_ = -1;
+  to_child_ = from_child_ = -1;
+}
+
+std::string CaseWorker::request(char kind, const std::string& body, CaseOutcome* died) {
+  using Clock = std::chrono::steady_clock;
+  if (pid_ < 0) start();
+  *mode_ = static_cast<int>(Mode::Eager);
+  const auto deadline = options_.timeout_s > 0
+                            ? Clock::now() + std::chrono::microseconds(static_cast<int64_t>(
+                                                 std::ceil(options_.timeout_s * 1e6)))
+                            : Clock::time_point::max();
+  std::string reply;
+  ReadStatus status = ReadStatus::Closed;
+  if (send_all(to_child_, std::string(1, kind) + body)) status = read_frame(from_child_, reply, deadline);
+  if (status == ReadStatus::Ok) return reply;
+
+  const Mode mode = static_cast<Mode>(*mode_);
+  std::string why;
+  if (status == ReadStatus::TimedOut) {
+    char limit[32];
+    std::snprintf(limit, sizeof limit, "%g", options_.timeout_s);
+    why = std::string("the op did not finish within the time limit of ") + limit +
+          " s per case (an endless loop or a deadlock, or raise the limit with --case-timeout); "
+          "the worker was killed";
+    died->hung = true;
+    kill(pid_, SIGKILL);
+  }
+  int wstatus = 0;
+  while (waitpid(pid_, &wstatus, 0) < 0 && errno == EINTR) {
+  }
+  if (why.empty()) why = death_text(wstatus);
+  close(to_child_);
+  pid_ = -1;
+  to_child_ = from_child_ = -1;
+  died->worker_died = true;
+  died->findings.push_back({"crash", std::string("in the ") + to_string(mode) + " mode, " + why, to_string(mode)});
+  return "";
+}
+
+CaseOutcome CaseWorker::run(const Case& c) {
+  CaseOutcome out;
+  if (!options_.isolate) {
+    std::vector<bool> written(contract_.args.size(), false);
+    out.findings = case_findings(ops_, contract_, c, CaseFacts(c, contract_), modes_, &written);
+    for (size_t i = 0; i < written.size(); ++i)
+      if (written[i]) out.written.push_back(static_cast<int>(i));
+    return out;
+  }
+  WireOut body;
+  body.u64(modes_.size());
+  for (Mode m : modes_) body.u64(static_cast<uint64_t>(m));
+  put_case(body, c);
+  const std::string reply = request('C', body.bytes(), &out);
+  if (out.worker_died) return out;
+  WireIn in(reply);
+  const std::string kind = in.str();
+  if (kind == "E") throw CheckError(in.str());
+  out.findings.resize(in.u64());
+  for (Finding& f : out.findings) {
+    f.clause = in.str();
+    f.mode = in.str();
+    f.message = in.str();
+  }
+  out.written.resize(in.u64());
+  for (int& w : out.written) w = static_cast<int>(in.i64());
+  return out;
+}
+
+std::string CaseWorker::cudagraph_unavailable() {
+  if (!options_.isolate) return opc::cudagraph_unavailable();
+  CaseOutcome died;
+  const std::string reply = request('G', "", &died);
+  if (died.worker_died)
+    return "the worker process died while checking for a GPU: " + died.findings[0].message;
+  WireIn in(reply);
+  in.str();
+  return in.str();
+}
+
+}  // namespace opc

@@ -1,0 +1,207 @@
+#include "runners/fuzz_campaign.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "generators/case_file.h"
+#include "reports/run_report.h"
+#include "runners/op_binding.h"
+
+namespace opc {
+namespace fs = std::filesystem;
+namespace {
+
+void write_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out.flush()) throw std::runtime_error("cannot write " + tmp + " (disk full or not writable?)");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    throw std::runtime_error("cannot move " + tmp + " into place as " + path);
+}
+
+// contracts/vllm/rms_norm.yaml -> contracts_vllm_rms_norm
+std::string corpus_key(const std::string& contract_file) {
+  std::string k = fs::path(contract_file).lexically_normal().replace_extension().string();
+  std::replace(k.begin(), k.end(), '/', '_');
+  return k;
+}
+
+std::string shard_suffix(const FuzzOptions& o) {
+  return o.shards > 1 ? ".shard-" + std::to_string(o.shard) + "-of-" + std::to_string(o.shards) : "";
+}
+
+// The corpus cases for one contract, sorted by file name; a file that does not fit is
+// reported and left out (a corpus outlives contract edits).
+std::vector<CheckOptions::Replayed> load_corpus(const std::string& dir, const Contract& contract,
+                                                std::ostream& out) {
+  std::vector<CheckOptions::Replayed> cases;
+  std::error_code ec;
+  if (dir.empty() || !fs::is_directory(dir, ec)) return cases;
+  const fs::path root = fs::canonical(dir, ec);
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.path().extension() == ".yaml") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) {
+    const fs::path real = fs::canonical(f, ec);
+    const auto rel = real.lexically_relative(root);
+    if (ec || rel.empty() || *rel.begin() == "..") {
+      out << "[opcontract] left out " << f.string() << ": it points outside the corpus\n";
+      continue;
+    }
+    try {
+      const CaseFileRecord record = read_case_file(f.string());
+      if (fs::path(record.contract).lexically_normal() != fs::path(contract.file).lexically_normal())
+        throw std::runtime_error("it is a case of " + record.contract + ", not of " + contract.file);
+      cases.push_back({f.string(), parse_case(record, contract)});
+    } catch (const std::exception& e) {
+      out << "[opcontract] left out " << f.string() << ": " << e.what() << "\n";
+    }
+  }
+  return cases;
+}
+
+struct State {
+  uint64_t seed = 0;
+  std::string target;
+  int next_case = 0;
+};
+
+// The generated case to go on from, when the state file is of this very campaign.
+int resume_point(const std::string& path, const FuzzOptions& o, const std::string& target,
+                 std::ostream& out) {
+  std::ifstream in(path);
+  if (!in) return 0;
+  State s;
+  std::string key;
+  while (in >> key) {
+    if (key == "seed") in >> s.seed;
+    else if (key == "target") in >> s.target;
+    else if (key == "next_case") in >> s.next_case;
+  }
+  if (s.seed != o.seed || s.target != target) {
+    out << "[opcontract] " << path << " is of another campaign (seed or target differ): starting over\n";
+    return 0;
+  }
+  if (s.next_case > 0) out << "[opcontract] resuming " << target << " at generated case " << s.next_case + 1 << "\n";
+  return std::max(0, s.next_case);
+}
+
+void save_state(const std::string& path, const FuzzOptions& o, const std::string& target, int next_case) {
+  write_atomically(path, "seed " + std::to_string(o.seed) + "\ntarget " + target + "\nnext_case " +
+                             std::to_string(next_case) + "\n");
+}
+
+std::string file_safe(std::string s) {
+  for (char& ch : s)
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_' && ch != '-' && ch != '.') ch = '_';
+  return s;
+}
+
+}  // namespace
+
+double parse_duration(const std::string& text) {
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    throw std::invalid_argument("'" + text + "' is not a duration (90, 90s, 15m, 2h)");
+  }
+  const std::string unit = text.substr(used);
+  const double scale = unit.empty() || unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : -1;
+  if (scale < 0 || !(v > 0) || v * scale > 7 * 86400)
+    throw std::invalid_argument("'" + text + "' is not a duration of up to a week (90, 90s, 15m, 2h)");
+  return v * scale;
+}
+
+int run_fuzz_campaign(const std::vector<std::shared_ptr<const Contract>>& contracts,
+                      const FuzzOptions& o, std::ostream& out) {
+  fs::create_directories(o.out_dir);
+  if (!o.corpus_dir.empty()) fs::create_directories(o.corpus_dir);
+  const std::string results = (fs::path(o.out_dir) / ("results" + shard_suffix(o) + ".json")).string();
+  const bool tty = isatty(STDERR_FILENO);
+  std::vector<RunEntry> run;
+  for (const auto& c : contracts) {
+    const std::string target = target_name(*c, o.target);
+    const std::string key = corpus_key(c->file);
+    const fs::path corpus = o.corpus_dir.empty() ? fs::path() : fs::path(o.corpus_dir) / key;
+    const std::string state = (fs::path(o.out_dir) / (key + shard_suffix(o) + ".state")).string();
+
+    CheckOptions options;
+    options.seed = o.seed;
+    options.cases = o.cases > 0 ? o.cases : INT_MAX;
+    if (o.seconds > 0)
+      options.deadline = std::chrono::steady_clock::now() +
+                         std::chrono::milliseconds(static_cast<int64_t>(o.seconds * 1000));
+    options.shard = o.shard;
+    options.shards = o.shards;
+    options.modes = o.modes;
+    options.isolate = o.isolate;
+    if (o.case_timeout_s > 0) {
+      options.case_timeout_s = o.case_timeout_s;
+      options.timeout_given = true;
+    }
+    options.stop = o.stop;
+    options.replay_first = load_corpus(corpus.string(), *c, out);
+    options.first_case = resume_point(state, o, target, out);
+    if (!options.replay_first.empty())
+      out << "[opcontract] " << target << ": replaying " << options.replay_first.size()
+          << " corpus case(s) from " << corpus.string() << " first\n";
+    options.on_finding = [&](const ContractFinding& f) {
+      if (corpus.empty() || f.cases_tried == 0 || !f.has_case) return;  // replayed: already there
+      const fs::path file = corpus / (file_safe(target) + "-" + f.clause + "-" + f.mode + ".yaml");
+      try {
+        fs::create_directories(corpus);
+        write_case_file(file.string(), {"", c->file, target, f.clause, f.mode, f.message, o.seed, f.cases_tried, {}},
+                        f.minimal, *c);
+        out << "[opcontract] " << target << ": new " << f.clause << " finding saved to " << file.string() << "\n";
+      } catch (const std::exception& e) {
+        // The finding stays in the results; only its corpus copy is missing.
+        out << "[opcontract] " << target << ": could not save the " << f.clause << " finding to "
+            << file.string() << ": " << e.what() << "\n";
+      }
+    };
+    options.progress = [&, tty](const ContractResult& r, double rate) {
+      int hit = 0;
+      for (const auto& b : r.branches) hit += b.second > 0;
+      std::fprintf(stderr, "%s[opcontract] %s: %d cases, %.0f cases/s, branches %d/%zu, %zu finding(s)%s",
+                   tty ? "\r" : "", r.target.c_str(), r.cases, rate, hit, r.branches.size(),
+                   r.findings.size(), tty ? "" : "\n");
+    };
+    RunEntry e;
+    e.contract = c;
+    e.result = check_contract(*c, target, options);
+    if (tty) std::fprintf(stderr, "\r\033[K");
+    e.replay_base = o.replay_base + " " + c->file + " --target " + target;
+    e.case_replay_base = o.case_replay_base;
+    if (e.result.verdict != "error") save_state(state, o, target, e.result.next_case);
+    run.push_back(std::move(e));
+    print_text_report(out, {run.back()});
+    write_atomically(results, json_report(run));  // after each contract: nothing is lost
+    if (run.back().result.stopped) break;
+  }
+  out << "\nresults: " << results << "\n";
+  bool stopped = false, errors = false, findings = false;
+  for (const auto& e : run) {
+    stopped |= e.result.stopped;
+    errors |= e.result.verdict == "error";
+    findings |= e.result.verdict == "fail";
+  }
+  if (stopped) {
+    out << "stopped early: what was found is kept; the same command resumes\n";
+    return 130;
+  }
+  return errors ? 2 : findings ? 1 : 0;
+}
+
+}  // namespace opc

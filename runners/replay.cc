@@ -1,0 +1,65 @@
+#include "runners/replay.h"
+
+#include <algorithm>
+
+#include "contracts/contract_loader.h"
+#include "generators/case_file.h"
+#include "generators/layout.h"
+#include "reports/observation_text.h"
+#include "runners/case_worker.h"
+#include "runners/eager_runner.h"
+#include "runners/materialize.h"
+
+namespace opc {
+
+int run_replay(const ReplayOptions& o, std::ostream& out) {
+  const CaseFileRecord record = read_case_file(o.case_file);
+  if (o.contract.empty() && !stays_inside(record.contract))
+    throw ContractError({o.case_file, 0, 0},
+                        "the case names the contract '" + record.contract +
+                            "', outside the working directory; pass --contract FILE to name it yourself");
+  const Contract contract = load_contract(o.contract.empty() ? record.contract : o.contract);
+  const Case c = parse_case(record, contract);
+  const BoundOps bound = bind_ops(contract, record.target);
+
+  CheckOptions check;
+  check.isolate = o.isolate;
+  if (o.case_timeout_s > 0) {
+    check.case_timeout_s = o.case_timeout_s;
+    check.timeout_given = true;
+  }
+  CaseWorker worker(bound.ops(), contract, isolation_for(contract, check));
+  std::vector<Mode> modes{Mode::Eager};
+  std::vector<std::string> not_run;
+  for (Mode m : {Mode::Fake, Mode::Compiled, Mode::Cudagraph}) {
+    std::string why;
+    if (auto skip = contract.skip.find(m); skip != contract.skip.end()) why = skip->second;
+    else if (!o.modes.empty() && std::find(o.modes.begin(), o.modes.end(), m) == o.modes.end())
+      why = "left out by --modes";
+    else if (m == Mode::Cudagraph) why = cudagraph_unavailable_for(bound.op, worker);
+    if (why.empty()) modes.push_back(m);
+    else not_run.push_back(std::string(to_string(m)) + " not run: " + why);
+  }
+  worker.set_modes(modes);
+
+  out << "replaying " << o.case_file << ": " << record.target << " under " << contract.file << "\n"
+      << "   case: " << describe(c, contract) << "\n"
+      << "   recorded: " << record.clause << (record.mode.empty() ? "" : " (" + record.mode + ")")
+      << " with seed " << record.seed << ": " << record.message << "\n";
+  for (const auto& n : not_run) out << "   " << n << "\n";
+  const CaseOutcome outcome = worker.run(c);
+  out << (outcome.findings.empty() ? "now: no finding\n" : "now:\n");
+  for (const Finding& f : outcome.findings)
+    out << "   - " << f.clause << " (" << f.mode << "): " << f.message << "\n";
+  if (outcome.worker_died) {
+    out << "observation: none (the op took the worker down; rerun with --no-isolation under a "
+           "debugger to see it)\n";
+  } else {
+    // In this process: the worker survived this case, so this call will too.
+    const Observation obs = run_eager(bound.op, contract, c, materialize(c, contract, CaseFacts(c, contract)));
+    out << "observation (eager):\n" << observation_text(obs, contract);
+  }
+  return outcome.findings.empty() ? 0 : 1;
+}
+
+}  // namespace opc

@@ -1,0 +1,623 @@
+// `opcontract report`: merging result files (modes, cases, findings, branches,
+// regressions), the JUnit XML's structure (and its schema, with xmllint), the badges, the
+// dashboard as a headless browser sees it (with chromium), bad input and atomic writes.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "reports/badge.h"
+#include "reports/campaign_pages.h"
+#include "reports/campaign_report.h"
+#include "reports/junit.h"
+
+namespace opc {
+namespace {
+
+namespace fs = std::filesystem;
+
+// ---------------------------------------------------------------------------------------
+// Result files, written as `opcontract check --json` writes them
+
+const char* kCpuOnly = "a CPU-only LibTorch";
+
+std::string mode(const std::string& status, int cases, const std::string& clauses,
+                 const std::string& reason = "") {
+  return R"({"status":")" + status + R"(","cases":)" + std::to_string(cases) +
+         (reason.empty() ? "" : R"(,"reason":")" + reason + "\"") + R"(,"clauses":[)" + clauses + "]}";
+}
+const std::string kFakeClauses = R"("fake")";
+const std::string kEagerClauses = R"("alias","mutation","write","extent","crash")";
+const std::string kCompiledClauses = R"("compiled")";
+const std::string kCudagraphClauses = R"("crash","cudagraph")";
+
+std::string finding(const std::string& clause, const std::string& mode, int cases_tried,
+                    const std::string& known = "") {
+  return R"({"clause":")" + clause + R"(","mode":")" + mode + R"(","message":"broke )" + clause +
+         R"(\nsecond line","case":{"tp_size":1,"args":{"x":{"dtype":"float32","shape":[0,1]},"w":null},)"
+         R"("data_seed":16248708091195328088},"seed":7,"cases_tried":)" +
+         std::to_string(cases_tried) + R"(,"shrink_steps":3)" +
+         (known.empty() ? "" : R"(,"known":")" + known + "\"") +
+         R"(,"replay":"opcontract check c.yaml --seed 7 --cases )" + std::to_string(cases_tried) + "\"}";
+}
+
+struct Entry {
+  std::string op = "vllm::chunk";
+  std::string target = "opc_vllm::chunk";
+  std::string file = "contracts/vllm/chunk.yaml";
+  int cases = 50;
+  std::string fake = mode("pass", 50, kFakeClauses);
+  std::string eager = mode("pass", 50, kEagerClauses);
+  std::string compiled = mode("pass", 50, kCompiledClauses);
+  std::string cudagraph = mode("not_run", 0, kCudagraphClauses, kCpuOnly);
+  std::vector<std::string> findings;
+  std::string regression;  // the "regression" object, or ""
+  std::string error;       // verdict error when set
+  std::string branches = R"({"no_pad":30,"pad":20})";
+
+  std::string json() const {
+    std::string f;
+    for (const std::string& x : findings) f += (f.empty() ? "" : ",") + x;
+    const bool fails = !findings.empty() && f.find(R"("known")") == std::string::npos;
+    return R"({"file":")" + file + R"(","op":")" + op + R"(","target":")" + target + R"(","verdict":")" +
+           (!error.empty() ? "error" : fails ? "fail" : "pass") + "\"" +
+           (error.empty() ? "" : R"(,"error":")" + error + "\"") + R"(,"seed":7,"cases":)" +
+           std::to_string(cases) + (regression.empty() ? "" : R"(,"regression":)" + regression) +
+           R"(,"modes":{"fake":)" + fake + R"(,"eager":)" + eager + R"(,"compiled":)" + compiled +
+           R"(,"cudagraph":)" + cudagraph + R"(},"branches":)" + branches + R"(,"warnings":[],"findings":[)" + f +
+           "]}";
+  }
+};
+
+std::string results(const std::vector<Entry>& entries) {
+  std::string out = R"({"version":1,"contracts":[)";
+  for (size_t i = 0; i < entries.size(); ++i) out += (i ? "," : "") + entries[i].json();
+  return out + "]}\n";
+}
+
+std::string regression(const std::string& expect, bool caught) {
+  return R"({"expect":[)" + expect + R"(],"upstream":"vLLM PR 1","caught_as_expected":)" +
+         (caught ? "true" : "false") + "}";
+}
+
+Campaign campaign_of(const std::vector<std::vector<Entry>>& files) {
+  Campaign c;
+  for (size_t i = 0; i < files.size(); ++i) add_results(c, "shard" + std::to_string(i) + ".json", results(files[i]));
+  return c;
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+#define EXPECT_CONTAINS(text, part) \
+  EXPECT_TRUE(contains(text, part)) << "lacks '" << (part) << "' in:\n" << (text)
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A fresh folder for one test.
+fs::path scratch(const std::string& name) {
+  const fs::path dir = fs::path(::testing::TempDir()) / ("opc_report_" + std::to_string(getpid()) + "_" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+struct Ran {
+  int exit = -1;
+  std::string output;
+};
+
+Ran run_shell(const std::string& cmd, bool with_stderr = true) {
+  Ran r;
+  FILE* pipe = popen((cmd + (with_stderr ? " 2>&1" : " 2>/dev/null")).c_str(), "r");
+  if (!pipe) return r;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) r.output.append(buf, n);
+  const int status = pclose(pipe);
+  if (status != -1 && WIFEXITED(status)) r.exit = WEXITSTATUS(status);
+  return r;
+}
+
+Ran opcontract(const std::string& args) {
+  return run_shell("cd " + shell_quote(OPC_SOURCE_DIR) + " && " + shell_quote(OPC_BINARY) + " " + args);
+}
+
+// The first executable named `name` on PATH, or "".
+std::string on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "");
+  for (std::string dir; std::getline(dirs, dir, ':');)
+    if (const fs::path p = fs::path(dir) / name; access(p.c_str(), X_OK) == 0) return p.string();
+  return "";
+}
+
+// ---------------------------------------------------------------------------------------
+// Merging
+
+TEST(CampaignMerge, ModesCombineFailBeatsPassBeatsNotRun) {
+  Entry cpu;  // cudagraph not run, eager passes
+  Entry gpu;  // cudagraph passes, eager fails
+  gpu.eager = mode("fail", 50, kEagerClauses);
+  gpu.cudagraph = mode("pass", 50, kCudagraphClauses);
+  gpu.findings = {finding("alias", "eager", 4)};
+  const Campaign c = campaign_of({{cpu}, {gpu}});
+  ASSERT_EQ(c.results.size(), 1u);
+  const std::vector<ReportedResult> ops = op_results(c);
+  ASSERT_EQ(ops.size(), 1u);
+  const ReportedResult& op = ops[0];
+  EXPECT_EQ(mode_verdict(op, Mode::Eager), ModeVerdict::Fail);
+  EXPECT_EQ(mode_verdict(op, Mode::Cudagraph), ModeVerdict::Pass);
+  EXPECT_EQ(op.modes.at(Mode::Cudagraph).reason, "") << "a mode that ran somewhere has no not-run reason";
+  EXPECT_EQ(mode_verdict(op, Mode::Fake), ModeVerdict::Pass);
+  EXPECT_EQ(op.cases, 100);
+  EXPECT_EQ(op.modes.at(Mode::Eager).cases, 100);
+  EXPECT_EQ(op.modes.at(Mode::Cudagraph).cases, 50);
+  const std::vector<std::pair<std::string, int64_t>> branches{{"no_pad", 60}, {"pad", 40}};
+  EXPECT_EQ(op.branches, branches);
+}
+
+TEST(CampaignMerge, NotRunEverywhereKeepsTheReason) {
+  const std::vector<ReportedResult> ops = op_results(campaign_of({{Entry{}}, {Entry{}}}));
+  ASSERT_EQ(ops.size(), 1u);
+  EXPECT_EQ(mode_verdict(ops[0], Mode::Cudagraph), ModeVerdict::NotRun);
+  EXPECT_EQ(ops[0].modes.at(Mode::Cudagraph).reason, kCpuOnly);
+}
+
+TEST(CampaignMerge, FindingsUniteKeepingTheOneFoundInFewerCases) {
+  Entry a, b, other_target;
+  a.findings = {finding("alias", "eager", 9), finding("compiled", "compiled", 2)};
+  b.findings = {finding("alias", "eager", 3)};
+  other_target.target = "opc_regress::chunk_bug";  // a plain check of another target
+  other_target.findings = {finding("alias", "eager", 1)};
+  const std::vector<ReportedResult> ops = op_results(campaign_of({{a}, {b, other_target}}));
+  ASSERT_EQ(ops.size(), 1u);
+  const std::vector<ReportedFinding>& f = ops[0].findings;
+  ASSERT_EQ(f.size(), 3u);
+  EXPECT_EQ(f[0].clause, "alias");
+  EXPECT_EQ(f[0].cases_tried, 3);
+  EXPECT_EQ(f[0].replay, "opcontract check c.yaml --seed 7 --cases 3");
+  EXPECT_EQ(f[1].clause, "compiled");
+  EXPECT_EQ(f[2].target, "opc_regress::chunk_bug");
+  EXPECT_EQ(f[0].case_json,
+            R"({"tp_size":1,"args":{"x":{"dtype":"float32","shape":[0,1]},"w":null},"data_seed":16248708091195328088})");
+}
+
+TEST(CampaignMerge, TwoShardsGiveWhatOneFileHoldingBothGives) {
+  Entry x1, x2, y;
+  x1.eager = x2.eager = mode("fail", 50, kEagerClauses);
+  x2.compiled = mode("fail", 50, kCompiledClauses);
+  x1.findings = {finding("alias", "eager", 5)};
+  x2.findings = {finding("alias", "eager", 2), finding("compiled", "compiled", 6)};
+  x2.cudagraph = mode("pass", 50, kCudagraphClauses);
+  y.op = "_C::rms_norm";
+  y.target = "opc_C::rms_norm";
+  y.file = "contracts/vllm/rms_norm.yaml";
+  Entry reg;
+  reg.target = "opc_regress::chunk_pr1";
+  reg.regression = regression(R"("alias")", true);
+  reg.findings = {finding("alias", "eager", 2)};
+  const Campaign shards = campaign_of({{x1, reg}, {x2, y}});
+  const Campaign one = campaign_of({{x1, reg, x2, y}});
+  EXPECT_EQ(junit_xml(shards), junit_xml(one));
+  auto digest = [](const Campaign& c) {
+    std::string d;
+    for (const ReportedResult& op : op_results(c)) {
+      d += op.op + " " + std::to_string(op.cases) + ":";
+      for (Mode m : kAllModes) d += std::string(" ") + to_string(mode_verdict(op, m));
+      for (const ReportedFinding& f : op.findings)
+        d += " " + f.clause + "/" + f.mode + "/" + f.target + "/" + std::to_string(f.cases_tried);
+      d += "\n";
+    }
+    for (const ReportedResult* r : regression_results(c)) d += r->target + ": " + regression_verdict(*r).text + "\n";
+    return d;
+  };
+  EXPECT_EQ(digest(shards), digest(one));
+  EXPECT_EQ(digest(one),
+            "_C::rms_norm 50: pass pass pass not run\n"
+            "vllm::chunk 100: pass FAIL FAIL pass alias/eager/opc_vllm::chunk/2 compiled/compiled/opc_vllm::chunk/6\n"
+            "opc_regress::chunk_pr1: caught by alias, as expected\n");
+}
+
+TEST(CampaignMerge, ABranchOneShardMissedButAnotherHitIsCovered) {
+  Entry missed, hit;
+  missed.branches = R"({"no_pad":30,"pad":0})";
+  missed.findings = {R"({"clause":"branches","mode":"","message":"branch 'pad' (seq_len % tp_size != 0) was never hit in 50 cases: widen the dims or add a favor: value","seed":7,"cases_tried":0,"shrink_steps":0,"replay":"x"})"};
+  const std::vector<ReportedResult> merged = op_results(campaign_of({{missed}, {hit}}));
+  ASSERT_EQ(merged.size(), 1u);
+  EXPECT_TRUE(merged[0].findings.empty()) << merged[0].findings[0].message;
+  // Missed by every shard: still a finding.
+  const std::vector<ReportedResult> alone = op_results(campaign_of({{missed}, {missed}}));
+  ASSERT_EQ(alone[0].findings.size(), 1u);
+  EXPECT_EQ(alone[0].findings[0].clause, "branches");
+}
+
+TEST(CampaignMerge, RegressionsAreTheirOwnSectionNotAFailingOp) {
+  Entry plain, caught, missed, gpu_only;
+  caught.target = "opc_regress::chunk_view";
+  caught.regression = regression(R"("alias","compiled")", true);
+  caught.findings = {finding("alias", "eager", 2), finding("compiled", "compiled", 2)};
+  missed.target = "opc_regress::chunk_quiet";
+  missed.regression = regression(R"("mutation")", false);
+  gpu_only.target = "opc_regress::chunk_graph";
+  gpu_only.regression = regression(R"("cudagraph")", false);
+  const Campaign c = campaign_of({{plain, caught, missed, gpu_only}});
+  const std::vector<ReportedResult> ops = op_results(c);
+  ASSERT_EQ(ops.size(), 1u);
+  EXPECT_TRUE(ops[0].findings.empty()) << "a regression's findings are not the op's";
+  EXPECT_EQ(op_badge(ops[0]).color, "yellowgreen");
+  const std::vector<const ReportedResult*> regs = regression_results(c);
+  ASSERT_EQ(regs.size(), 3u);
+  EXPECT_EQ(regression_verdict(*regs[0]).kind, RegressionVerdict::Caught);
+  EXPECT_EQ(regression_verdict(*regs[1]).kind, RegressionVerdict::Missed);
+  EXPECT_EQ(regression_verdict(*regs[1]).text, "NOT CAUGHT (expected mutation)");
+  EXPECT_EQ(regression_verdict(*regs[2]).kind, RegressionVerdict::NotRun);
+  const std::string md = summary_markdown(c);
+  const size_t section = md.find("\n## Regressions\n");
+  ASSERT_NE(section, std::string::npos) << md;
+  EXPECT_CONTAINS(md.substr(section), "| `opc_regress::chunk_view` | alias, compiled | caught by alias, compiled, as expected |");
+  EXPECT_CONTAINS(md.substr(section), "NOT CAUGHT (expected mutation)");
+  EXPECT_CONTAINS(md.substr(section), "not run: no mode that ran judges cudagraph");
+  EXPECT_FALSE(contains(md.substr(0, section), "opc_regress::")) << md;
+}
+
+TEST(CampaignMerge, ARegressionJudgedOnlyOnTheGpuShardIsCaughtOnceMerged) {
+  Entry cpu, gpu;
+  cpu.target = gpu.target = "opc_regress::chunk_graph";
+  cpu.regression = gpu.regression = regression(R"("alias","cudagraph")", true);
+  cpu.findings = {finding("alias", "eager", 2)};
+  gpu.cudagraph = mode("fail", 50, kCudagraphClauses);
+  gpu.findings = {finding("alias", "eager", 3), finding("cudagraph", "cudagraph", 1)};
+  const Campaign cpu_only = campaign_of({{cpu}});
+  EXPECT_EQ(regression_verdict(cpu_only.results[0]).text, "caught by alias, as expected")
+      << "the cudagraph clause is not judged without a GPU";
+  const Campaign both = campaign_of({{cpu}, {gpu}});
+  ASSERT_EQ(both.results.size(), 1u);
+  EXPECT_EQ(regression_verdict(both.results[0]).text, "caught by alias, cudagraph, as expected");
+}
+
+TEST(CampaignMerge, KnownFindingsAreMarkedAndDoNotFailTheOp) {
+  Entry e;
+  e.eager = mode("fail", 50, kEagerClauses);
+  e.findings = {finding("reference", "eager", 4, "upstream checks nothing")};
+  const Campaign c = campaign_of({{e}});
+  const ReportedResult op = op_results(c)[0];
+  EXPECT_EQ(mode_verdict(op, Mode::Eager), ModeVerdict::Known);
+  EXPECT_EQ(first_failure(op), nullptr);
+  EXPECT_EQ(op_badge(op).message, "3/4 modes");
+  const std::string md = summary_markdown(c);
+  EXPECT_CONTAINS(md, "| `vllm::chunk` | pass | known | pass | not run [1] | reference (known) | 50 | 3/4 modes |");
+  EXPECT_CONTAINS(md, "### `vllm::chunk`: reference (eager), known");
+  EXPECT_CONTAINS(md, "Known (known_findings): upstream checks nothing");
+  EXPECT_CONTAINS(md, "[1] a CPU-only LibTorch");
+  EXPECT_CONTAINS(junit_xml(c), "<system-out>known finding (upstream checks nothing): broke reference");
+}
+
+TEST(CampaignSummary, FindingsHaveTheirMinimalCaseOnOneLineAndTheReplay) {
+  Entry e;
+  e.eager = mode("fail", 50, kEagerClauses);
+  e.findings = {finding("alias", "eager", 4)};
+  const std::string md = summary_markdown(campaign_of({{e}}));
+  EXPECT_CONTAINS(md, "### `vllm::chunk`: alias (eager)\n");
+  EXPECT_CONTAINS(md, "> broke alias\n> second line\n");
+  EXPECT_CONTAINS(md, "- minimal case: `{\"tp_size\":1,\"args\":{\"x\":{\"dtype\":\"float32\",\"shape\":[0,1]},"
+                      "\"w\":null},\"data_seed\":16248708091195328088}`\n");
+  EXPECT_CONTAINS(md, "- replay: `opcontract check c.yaml --seed 7 --cases 4`\n");
+  EXPECT_CONTAINS(md, "| `vllm::chunk` | no_pad: 30, pad: 20 |");
+  EXPECT_CONTAINS(md, "| `vllm::chunk` | pass | FAIL | pass | not run [1] | alias | 50 | alias |");
+}
+
+// ---------------------------------------------------------------------------------------
+// Badges
+
+TEST(CampaignBadge, Rules) {
+  Entry all_four;
+  all_four.cudagraph = mode("pass", 50, kCudagraphClauses);
+  Entry failing;
+  failing.eager = mode("fail", 50, kEagerClauses);
+  failing.findings = {finding("mutation", "eager", 9), finding("alias", "eager", 3)};
+  Entry error;
+  error.error = "contracts/vllm/chunk.yaml: no case meets the constraints";
+  Entry nothing;
+  nothing.fake = nothing.eager = nothing.compiled = mode("not_run", 0, "", "skipped by the contract");
+  struct Want {
+    Entry e;
+    std::string message, color;
+  };
+  for (const Want& w : {Want{all_four, "4/4 modes", "brightgreen"}, Want{Entry{}, "3/4 modes", "yellowgreen"},
+                        Want{failing, "mutation", "red"}, Want{error, "error", "red"},
+                        Want{nothing, "not run", "lightgrey"}}) {
+    const Badge b = op_badge(op_results(campaign_of({{w.e}}))[0]);
+    EXPECT_EQ(b.label, "vllm::chunk");
+    EXPECT_EQ(b.message, w.message);
+    EXPECT_EQ(b.color, w.color) << w.message;
+  }
+}
+
+TEST(CampaignBadge, EndpointJsonAndSvg) {
+  const Badge b{"vllm::chunk", "3/4 modes", "yellowgreen"};
+  const YAML::Node j = YAML::Load(badge_endpoint_json(b));
+  EXPECT_EQ(j["schemaVersion"].as<int>(), 1);
+  EXPECT_EQ(j["label"].as<std::string>(), "vllm::chunk");
+  EXPECT_EQ(j["message"].as<std::string>(), "3/4 modes");
+  EXPECT_EQ(j["color"].as<std::string>(), "yellowgreen");
+  EXPECT_EQ(j.size(), 4u);
+  const std::string svg = badge_svg({"a<b", "1/4 modes", "red"});
+  EXPECT_EQ(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0u) << svg;
+  EXPECT_CONTAINS(svg, "<title>a&lt;b: 1/4 modes</title>");
+  EXPECT_CONTAINS(svg, ">1/4 modes</text>");
+  EXPECT_CONTAINS(svg, "fill=\"#e05d44\"");
+}
+
+TEST(CampaignBadge, SanitizedNames) {
+  EXPECT_EQ(sanitized_op_name("vllm::sequence_parallel_chunk_impl"), "vllm-sequence_parallel_chunk_impl");
+  EXPECT_EQ(sanitized_op_name("_C_cache_ops::reshape_and_cache_flash"), "_C_cache_ops-reshape_and_cache_flash");
+  EXPECT_EQ(sanitized_op_name("a b/../c"), "a-b-c");
+}
+
+// ---------------------------------------------------------------------------------------
+// JUnit XML
+
+// Every case of a JUnit report: passing, failing, known, not run, static, error, regressions.
+Campaign junit_campaign() {
+  Entry mixed;
+  mixed.eager = mode("fail", 50, kEagerClauses);
+  mixed.findings = {finding("alias", "eager", 2), finding("schema", "", 0),
+                    finding("reference", "eager", 3, "known & <fine>")};
+  Entry err;
+  err.op = "_C::rms_norm";
+  err.target = "opc_C::rms_norm";
+  err.error = R"(rms_norm.yaml: \"boom\" <here>)";
+  Entry caught, missed, not_run;
+  caught.target = "opc_regress::a";
+  caught.regression = regression(R"("alias")", true);
+  caught.findings = {finding("alias", "eager", 1)};
+  missed.target = "opc_regress::b";
+  missed.regression = regression(R"("mutation")", false);
+  not_run.target = "opc_regress::c";
+  not_run.regression = regression(R"("cudagraph")", false);
+  return campaign_of({{mixed, err}, {caught, missed, not_run}});
+}
+
+std::string attribute(const std::string& tag, const std::string& name) {
+  std::smatch m;
+  if (!std::regex_search(tag, m, std::regex("\\s" + name + "=\"([^\"]*)\""))) return "<absent>";
+  return m[1];
+}
+
+TEST(CampaignJunit, Structure) {
+  const std::string xml = junit_xml(junit_campaign());
+  ASSERT_EQ(xml.rfind("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites ", 0), 0u) << xml;
+  const std::regex suite_re(R"(<testsuite\s[^>]*>([\s\S]*?)</testsuite>)");
+  int suites = 0, all_tests = 0;
+  for (auto it = std::sregex_iterator(xml.begin(), xml.end(), suite_re); it != std::sregex_iterator(); ++it) {
+    ++suites;
+    const std::string whole = (*it)[0], tag = whole.substr(0, whole.find('>')), body = (*it)[1];
+    for (const char* a : {"name", "tests", "failures", "errors", "skipped", "time"})
+      EXPECT_NE(attribute(tag, a), "<absent>") << a << " missing on " << tag;
+    int cases = 0, failures = 0, errors = 0, skipped = 0;
+    const std::regex case_re(R"(<testcase\s[^>]*?(/>|>[\s\S]*?</testcase>))");
+    for (auto c = std::sregex_iterator(body.begin(), body.end(), case_re); c != std::sregex_iterator(); ++c) {
+      const std::string tc = (*c)[0], tc_tag = tc.substr(0, tc.find('>'));
+      ++cases;
+      for (const char* a : {"name", "classname", "time"})
+        EXPECT_NE(attribute(tc_tag, a), "<absent>") << a << " missing on " << tc_tag;
+      failures += contains(tc, "<failure ");
+      errors += contains(tc, "<error ");
+      skipped += contains(tc, "<skipped ");
+    }
+    EXPECT_EQ(attribute(tag, "tests"), std::to_string(cases)) << tag;
+    EXPECT_EQ(attribute(tag, "failures"), std::to_string(failures)) << tag;
+    EXPECT_EQ(attribute(tag, "errors"), std::to_string(errors)) << tag;
+    EXPECT_EQ(attribute(tag, "skipped"), std::to_string(skipped)) << tag;
+    all_tests += cases;
+  }
+  EXPECT_EQ(suites, 5) << "one per contract file and target";
+  const size_t top = xml.find("<testsuites ");
+  EXPECT_EQ(attribute(xml.substr(top, xml.find('>', top) - top), "tests"), std::to_string(all_tests));
+  // A failure carries the finding's message, a skip the reason, an error the error text.
+  EXPECT_CONTAINS(xml, "<testcase name=\"alias (eager)\" classname=\"opc_vllm::chunk\" time=\"0\">\n"
+                       "      <failure message=\"broke alias&#10;second line\" type=\"alias\">");
+  EXPECT_CONTAINS(xml, "replay: opcontract check c.yaml --seed 7 --cases 2</failure>");
+  EXPECT_CONTAINS(xml, "<testcase name=\"schema\" classname=\"opc_vllm::chunk\" time=\"0\">\n      <failure ");
+  EXPECT_CONTAINS(xml, "<testcase name=\"cudagraph (cudagraph)\" classname=\"opc_vllm::chunk\" time=\"0\">\n"
+                       "      <skipped message=\"a CPU-only LibTorch\">");
+  EXPECT_CONTAINS(xml, "<testcase name=\"mutation (eager)\" classname=\"opc_vllm::chunk\" time=\"0\"/>");
+  EXPECT_CONTAINS(xml, "<error message=\"rms_norm.yaml: &quot;boom&quot; &lt;here&gt;\">");
+  EXPECT_CONTAINS(xml, "<testsuite name=\"regression opc_regress::b\" tests=\"1\" failures=\"1\"");
+  EXPECT_CONTAINS(xml, "<testsuite name=\"regression opc_regress::c\" tests=\"1\" failures=\"0\" errors=\"0\" skipped=\"1\"");
+}
+
+TEST(CampaignJunit, ValidatesAgainstTheJunitSchema) {
+  const std::string xmllint = on_path("xmllint");
+  if (xmllint.empty()) GTEST_SKIP() << "no xmllint on PATH (Debian package libxml2-utils): schema not checked";
+  const fs::path dir = scratch("xsd");
+  const std::string xsd = std::string(OPC_SOURCE_DIR) + "/tests/junit-10.xsd";
+  write_file_atomically((dir / "junit.xml").string(), junit_xml(junit_campaign()));
+  Ran r = run_shell(shell_quote(xmllint) + " --noout --schema " + shell_quote(xsd) + " " +
+                    shell_quote((dir / "junit.xml").string()));
+  EXPECT_EQ(r.exit, 0) << r.output;
+  // The schema does check: a suite without its counts is refused.
+  std::string broken = junit_xml(junit_campaign());
+  broken.replace(broken.find(" tests=\"", broken.find("<testsuite ")), 1, " x");
+  write_file_atomically((dir / "broken.xml").string(), broken);
+  r = run_shell(shell_quote(xmllint) + " --noout --schema " + shell_quote(xsd) + " " +
+                shell_quote((dir / "broken.xml").string()));
+  EXPECT_NE(r.exit, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "tests");
+  fs::remove_all(dir);
+}
+
+// ---------------------------------------------------------------------------------------
+// Writing, atomically; bad input
+
+TEST(CampaignWrite, EveryFileInTheFolder) {
+  const fs::path dir = scratch("write") / "out";
+  Entry other;
+  other.op = "_C::rms_norm";
+  other.target = "opc_C::rms_norm";
+  other.file = "contracts/vllm/rms_norm.yaml";
+  write_campaign_report(campaign_of({{Entry{}, other}}), dir.string());
+  for (const char* f : {"summary.md", "junit.xml", "index.html", "badges/vllm-chunk.svg", "badges/vllm-chunk.json",
+                        "badges/_C-rms_norm.svg", "badges/_C-rms_norm.json"})
+    EXPECT_TRUE(fs::is_regular_file(dir / f)) << f;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    EXPECT_NE(e.path().extension(), ".tmp") << e.path();
+  const std::string html = read(dir / "index.html");
+  EXPECT_CONTAINS(html, "<tr id=\"op-vllm-chunk\">");
+  EXPECT_CONTAINS(html, "<img src=\"badges/vllm-chunk.svg\"");
+  EXPECT_FALSE(contains(html, "http://") || contains(html, "https://") || contains(html, "<script"))
+      << "the dashboard fetches nothing: " << html;
+  fs::remove_all(dir.parent_path());
+}
+
+TEST(CampaignWrite, AtomicWriteReplacesAndLeavesNoTemporary) {
+  const fs::path dir = scratch("atomic");
+  const std::string path = (dir / "f.txt").string();
+  write_file_atomically(path, "old");
+  write_file_atomically(path, "new");
+  EXPECT_EQ(read(path), "new");
+  EXPECT_FALSE(fs::exists(path + ".tmp"));
+  // A folder where the file should go: the rename fails, the temporary is cleaned up.
+  fs::create_directories(dir / "taken" / "x");
+  EXPECT_THROW(write_file_atomically((dir / "taken").string(), "text"), ReportError);
+  EXPECT_FALSE(fs::exists((dir / "taken").string() + ".tmp"));
+  fs::remove_all(dir);
+}
+
+TEST(CampaignWrite, UnwritableFolder) {
+  const fs::path dir = scratch("unwritable");
+  write_file_atomically((dir / "file").string(), "a file, not a folder");
+  try {
+    write_campaign_report(campaign_of({{Entry{}}}), (dir / "file" / "out").string());
+    ADD_FAILURE() << "wrote under a regular file";
+  } catch (const ReportError& e) {
+    EXPECT_CONTAINS(std::string(e.what()), "/file/out: cannot create the folder");
+  }
+  fs::remove_all(dir);
+}
+
+void expect_bad(const std::string& json, const std::string& message) {
+  Campaign c;
+  try {
+    add_results(c, "r.json", json);
+    ADD_FAILURE() << "accepted: " << json;
+  } catch (const ReportError& e) {
+    EXPECT_CONTAINS(std::string(e.what()), message);
+  }
+}
+
+TEST(CampaignBadInput, ClearErrors) {
+  expect_bad(R"({"version": 1, "contracts": [)", "r.json:1:");
+  expect_bad(R"({"version": 1, "contracts": [)", "not valid JSON");
+  expect_bad("just some text\n", "r.json: not a result file of `opcontract check --json`");
+  expect_bad("", "not a result file");
+  expect_bad(R"({"version":2,"contracts":[]})", "r.json: version 2, but this opcontract reads version 1");
+  expect_bad(R"({"version":1,"contracts":{}})", "r.json: contracts: expected a list");
+  std::string no_op = results({Entry{}});
+  no_op.replace(no_op.find(R"("op":)"), 5, R"("xx":)");
+  expect_bad(no_op, "r.json: contracts[0]: no 'op'");
+  std::string bad_cases = results({Entry{}});
+  bad_cases.replace(bad_cases.find(R"("cases":50)"), 10, R"("cases":"many")");
+  expect_bad(bad_cases, "r.json: contracts[0].cases: expected an integer");
+  std::string bad_status = results({Entry{}});
+  bad_status.replace(bad_status.find(R"("status":"pass")"), 15, R"("status":"meh")");
+  expect_bad(bad_status, "contracts[0].modes.fake.status: 'meh' is none of pass, fail, not_run");
+  std::string no_clauses = results({Entry{}});
+  no_clauses.replace(no_clauses.find(R"("clauses")"), 9, R"("klauses")");
+  expect_bad(no_clauses, "contracts[0].modes.fake: no 'clauses'");
+  EXPECT_THROW(read_campaign({"/no/such/results.json"}), ReportError);
+}
+
+// ---------------------------------------------------------------------------------------
+// The command
+
+TEST(CampaignCli, BadInputExitsTwo) {
+  const fs::path dir = scratch("cli_bad");
+  const std::string good = (dir / "good.json").string(), v2 = (dir / "v2.json").string();
+  write_file_atomically(good, results({Entry{}}));
+  write_file_atomically(v2, R"({"version":2,"contracts":[]})");
+  Ran r = opcontract("report " + shell_quote(good));
+  EXPECT_EQ(r.exit, 2) << r.output;
+  EXPECT_CONTAINS(r.output, "report needs at least one RESULTS.json (from check --json) and --out DIR");
+  r = opcontract("report /no/such/results.json --out " + shell_quote((dir / "out").string()));
+  EXPECT_EQ(r.exit, 2) << r.output;
+  EXPECT_CONTAINS(r.output, "/no/such/results.json: cannot read it");
+  r = opcontract("report " + shell_quote(good) + " " + shell_quote(v2) + " --out " + shell_quote((dir / "out").string()));
+  EXPECT_EQ(r.exit, 2) << r.output;
+  EXPECT_CONTAINS(r.output, "v2.json: version 2, but this opcontract reads version 1");
+  EXPECT_FALSE(fs::exists(dir / "out")) << "nothing is written from bad input";
+  r = opcontract("report " + shell_quote(good) + " --out " + shell_quote(good + "/out"));
+  EXPECT_EQ(r.exit, 2) << r.output;
+  EXPECT_CONTAINS(r.output, "cannot create the folder");
+  fs::remove_all(dir);
+}
+
+// Real result files: a plain check and a --regressions run of one contract, merged.
+TEST(CampaignCli, ReportOfRealCheckRuns) {
+  const fs::path dir = scratch("cli_real");
+  const std::string chunk = "contracts/vllm/sequence_parallel_chunk_impl.yaml";
+  const std::string plain = (dir / "plain.json").string(), regs = (dir / "regs.json").string();
+  ASSERT_EQ(opcontract("check " + chunk + " --cases 50 --json " + shell_quote(plain)).exit, 0);
+  ASSERT_EQ(opcontract("check " + chunk + " --cases 50 --regressions --json " + shell_quote(regs)).exit, 0);
+  const Ran r = opcontract("report " + shell_quote(plain) + " " + shell_quote(regs) + " --out " +
+                           shell_quote((dir / "out").string()));
+  ASSERT_EQ(r.exit, 0) << r.output;
+  const std::string md = read(dir / "out" / "summary.md");
+  EXPECT_CONTAINS(md, "| `vllm::sequence_parallel_chunk_impl` | pass | pass | pass |");
+  EXPECT_CONTAINS(md, "| `opc_regress::sequence_parallel_chunk_impl_pr44130` | alias, compiled | caught by alias, "
+                      "compiled, as expected |");
+  const YAML::Node badge = YAML::LoadFile((dir / "out" / "badges" / "vllm-sequence_parallel_chunk_impl.json").string());
+  EXPECT_TRUE(std::regex_match(badge["message"].as<std::string>(), std::regex("[34]/4 modes")))
+      << badge["message"].as<std::string>();
+  fs::remove_all(dir);
+}
+
+// ---------------------------------------------------------------------------------------
+// The dashboard in a headless browser
+
+TEST(CampaignDashboard, EveryOpRowIsInTheBrowsersDom) {
+  std::string chromium = on_path("chromium");
+  if (chromium.empty()) chromium = on_path("chromium-browser");
+  if (chromium.empty())
+    GTEST_SKIP() << "no chromium on PATH: install Debian's chromium package to render the dashboard headless";
+  const fs::path dir = scratch("dashboard");
+  Entry a, b, c;
+  b.op = "_C::rms_norm";
+  b.eager = mode("fail", 50, kEagerClauses);
+  b.findings = {finding("alias", "eager", 2)};
+  c.op = "_moe_C::topk_softmax";
+  c.cudagraph = mode("pass", 50, kCudagraphClauses);
+  const Campaign campaign = campaign_of({{a, b}, {c}});
+  write_campaign_report(campaign, (dir / "out").string());
+  const Ran r = run_shell("timeout 120 " + shell_quote(chromium) + " --headless --no-sandbox --disable-gpu " +
+                          "--user-data-dir=" + shell_quote((dir / "profile").string()) + " --dump-dom " +
+                          shell_quote("file://" + fs::absolute(dir / "out" / "index.html").string()),
+                          /*with_stderr=*/false);
+  ASSERT_EQ(r.exit, 0) << r.output;
+  for (const ReportedResult& op : op_results(campaign))
+    EXPECT_CONTAINS(r.output, "<tr id=\"op-" + sanitized_op_name(op.op) + "\">");
+  EXPECT_CONTAINS(r.output, "<td class=\"fail\">FAIL</td>");
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace opc

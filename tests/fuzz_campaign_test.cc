@@ -1,0 +1,210 @@
+// Campaigns: case files, sharding, the corpus replayed first, resume and Ctrl-C.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "cli_run.h"
+#include "contracts/contract_loader.h"
+#include "generators/case_file.h"
+#include "runners/check_driver.h"
+
+namespace opc {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kChunk = "contracts/vllm/sequence_parallel_chunk_impl.yaml";
+const std::string kBuggyChunk = "opc_regress::sequence_parallel_chunk_impl_pr44130";
+
+// The ports and the test ops register themselves when loaded, as with --load.
+Contract load(const std::string& rel) {
+  for (const char* lib : {OPC_PORTS, OPC_TEST_OPS})
+    if (!dlopen(lib, RTLD_NOW | RTLD_GLOBAL)) ADD_FAILURE() << dlerror();
+  return load_contract(std::string(OPC_SOURCE_DIR) + "/" + rel);
+}
+
+std::string fresh_dir(const std::string& name) {
+  const fs::path d = fs::path(testing::TempDir()) / name;
+  fs::remove_all(d);
+  return d.string();
+}
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(CaseFile, RoundTripsThroughTheContract) {
+  const Contract c = load(kChunk);
+  const ContractResult r = check_contract(c, kBuggyChunk, {});
+  ASSERT_FALSE(r.findings.empty());
+  const ContractFinding& f = r.findings[0];
+  const std::string path = fresh_dir("case_file_roundtrip.yaml");
+  write_case_file(path, {"", kChunk, kBuggyChunk, f.clause, f.mode, f.message, r.seed, f.cases_tried, {}},
+                  f.minimal, c);
+  const CaseFileRecord back = read_case_file(path);
+  EXPECT_EQ(back.contract, kChunk);
+  EXPECT_EQ(back.target, kBuggyChunk);
+  EXPECT_EQ(back.clause, f.clause);
+  EXPECT_EQ(back.found_at, f.cases_tried);
+  const Case again = parse_case(back, c);
+  EXPECT_EQ(describe(again, c), describe(f.minimal, c));
+  EXPECT_EQ(again.data_seed, f.minimal.data_seed);
+}
+
+TEST(CaseFile, ACaseThatDoesNotFitItsContractIsRefused) {
+  const Contract c = load(kChunk);
+  const std::string path = fresh_dir("case_file_misfit.yaml");
+  std::ofstream(path) << R"({"contract": "x.yaml", "target": "a::b", "clause": "alias", "mode": "eager",
+ "seed": 1, "found_at": 1, "message": "m",
+ "case": {"tp_size": 2, "tp_rank": 0, "seq_len": 4, "hidden": 3,
+          "args": {"x": {"dtype": "float32", "shape": [4, 5], "layout": "contiguous"}}, "data_seed": 7}})";
+  const CaseFileRecord r = read_case_file(path);
+  try {
+    parse_case(r, c);
+    FAIL() << "a shape the dims do not give was accepted";
+  } catch (const ContractError& e) {
+    EXPECT_NE(std::string(e.what()).find("'x' has shape [4, 5] where the dims give [4, 3]"), std::string::npos)
+        << e.what();
+  }
+  std::ofstream(path) << "{\"contract\": 3}";
+  EXPECT_THROW(read_case_file(path), ContractError);
+  EXPECT_TRUE(stays_inside("contracts/vllm/x.yaml"));
+  EXPECT_FALSE(stays_inside("../outside.yaml"));
+  EXPECT_FALSE(stays_inside("/etc/passwd"));
+  EXPECT_FALSE(stays_inside("contracts/../../x.yaml"));
+}
+
+// The findings of a run, by clause and mode, with the case each was first seen in and
+// its shrunk case.
+std::set<std::string> finding_keys(const ContractResult& r, const Contract& c) {
+  std::set<std::string> keys;
+  for (const auto& f : r.findings)
+    keys.insert(f.clause + "/" + f.mode + " @" + std::to_string(f.cases_tried) + " " + describe(f.minimal, c));
+  return keys;
+}
+
+TEST(Shards, TwoShardsMergedFindWhatOneRunFinds) {
+  const Contract c = load("tests/contracts/write.yaml");
+  for (const char* target : {"opc_test::copy_into_half", "opc_test::copy_into_temporary"}) {
+    CheckOptions whole;
+    whole.cases = 60;
+    const ContractResult one = check_contract(c, target, whole);
+    ContractResult merged;
+    for (int shard = 0; shard < 2; ++shard) {
+      CheckOptions part = whole;
+      part.shard = shard;
+      part.shards = 2;
+      const ContractResult r = check_contract(c, target, part);
+      EXPECT_EQ(r.next_case, 60);
+      // Merge as `opcontract report` does: per clause and mode the earliest case wins.
+      for (const auto& f : r.findings) {
+        auto same = std::find_if(merged.findings.begin(), merged.findings.end(), [&](const ContractFinding& g) {
+          return g.clause == f.clause && g.mode == f.mode;
+        });
+        if (same == merged.findings.end()) merged.findings.push_back(f);
+        else if (f.cases_tried < same->cases_tried) *same = f;
+      }
+    }
+    EXPECT_FALSE(one.findings.empty()) << target;
+    EXPECT_EQ(finding_keys(merged, c), finding_keys(one, c)) << target;
+  }
+}
+
+TEST(Fuzz, TheCorpusIsReplayedBeforeAnyNewCase) {
+  const std::string dir = fresh_dir("fuzz_corpus_first");
+  const std::string common = "fuzz " + kChunk + " --target " + kBuggyChunk + " --corpus " + dir +
+                             "/corpus --out " + dir + "/out --cases 30";
+  Result r = run(common);
+  EXPECT_EQ(r.exit, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "new alias finding saved to " + dir + "/corpus/contracts_vllm_sequence_parallel_chunk_impl/");
+  const fs::path saved = fs::path(dir) / "corpus/contracts_vllm_sequence_parallel_chunk_impl" /
+                         "opc_regress__sequence_parallel_chunk_impl_pr44130-alias-eager.yaml";
+  ASSERT_TRUE(fs::exists(saved)) << r.output;
+
+  // A fresh campaign (other output, so no resume) over the same corpus: the saved case is
+  // run first and finds the bug before any generated case.
+  r = run("fuzz " + kChunk + " --target " + kBuggyChunk + " --corpus " + dir + "/corpus --out " + dir +
+          "/out2 --cases 30 --seed 99");
+  EXPECT_EQ(r.exit, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "replaying 2 corpus case(s)");
+  EXPECT_CONTAINS(r.output, "alias (eager), replaying the corpus case " + saved.string());
+  EXPECT_CONTAINS(r.output, "replay: " + std::string(OPC_BINARY) + " replay " + saved.string());
+  const std::string results = read(fs::path(dir) / "out2/results.json");
+  EXPECT_CONTAINS(results, "\"cases_tried\":0");
+  EXPECT_CONTAINS(results, "\"from_file\":");
+
+  r = run("replay " + saved.string());
+  EXPECT_EQ(r.exit, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "now:\n   - alias (eager)");
+  EXPECT_CONTAINS(r.output, "observation (eager):\n   argument 'x': float32[0, 1]");
+  EXPECT_CONTAINS(r.output, "in the storage of 'x'");
+}
+
+TEST(Fuzz, ResumesWhereItStopped) {
+  const std::string dir = fresh_dir("fuzz_resume");
+  const std::string common = "fuzz " + kChunk + " --out " + dir;
+  Result r = run(common + " --cases 40");
+  EXPECT_EQ(r.exit, 0) << r.output;
+  EXPECT_CONTAINS(read(fs::path(dir) / "contracts_vllm_sequence_parallel_chunk_impl.state"), "next_case 40");
+  r = run(common + " --cases 70");
+  EXPECT_EQ(r.exit, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "resuming opc_vllm::sequence_parallel_chunk_impl at generated case 41");
+  EXPECT_CONTAINS(r.output, "- 30 cases -");
+  // Another seed is another campaign: it starts over.
+  r = run(common + " --cases 70 --seed 5");
+  EXPECT_CONTAINS(r.output, "is of another campaign (seed or target differ): starting over");
+}
+
+TEST(Fuzz, CtrlCStopsCleanlyAndKeepsTheResults) {
+  const std::string dir = fresh_dir("fuzz_interrupt");
+  const std::string cmd = "cd " + shell_quote(OPC_SOURCE_DIR) + " && timeout --preserve-status -s INT 3 " +
+                          shell_quote(OPC_BINARY) + " fuzz " + kChunk + " --time 60 --out " + dir + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string output;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) output.append(buf, n);
+  const int status = pclose(pipe);
+  ASSERT_TRUE(WIFEXITED(status)) << output;
+  EXPECT_EQ(WEXITSTATUS(status), 130) << output;
+  EXPECT_CONTAINS(output, "stopped early: what was found is kept; the same command resumes");
+  EXPECT_FALSE(contains(output, "- crash (")) << "the interrupted case must not read as a crash";
+  EXPECT_TRUE(fs::exists(fs::path(dir) / "results.json"));
+  EXPECT_CONTAINS(read(fs::path(dir) / "contracts_vllm_sequence_parallel_chunk_impl.state"), "next_case ");
+}
+
+TEST(Fuzz, UsageErrors) {
+  EXPECT_EQ(run("fuzz " + kChunk + " --out /tmp/x").exit, 2);
+  Result r = run("fuzz " + kChunk + " --cases 10 --out /tmp/x --shard 2/2");
+  EXPECT_EQ(r.exit, 2);
+  EXPECT_CONTAINS(r.output, "--shard's I needs a number from 0 to 1");
+  r = run("fuzz " + kChunk + " --time 5x --out /tmp/x");
+  EXPECT_EQ(r.exit, 2);
+  EXPECT_CONTAINS(r.output, "is not a duration");
+  r = run("fuzz " + kChunk + " --cases 5 --out /tmp/x --modes eager,bogus");
+  EXPECT_CONTAINS(r.output, "--modes: unknown mode 'bogus'");
+  r = run("fuzz " + kChunk + " --cases 5 --out /proc/opcontract-out");
+  EXPECT_EQ(r.exit, 2) << r.output;
+  EXPECT_CONTAINS(r.output, "opcontract: error: ");
+  EXPECT_CONTAINS(r.output, "/proc/opcontract-out");
+}
+
+TEST(Replay, ACaseNamingAContractOutsideIsRefused) {
+  const std::string path = fresh_dir("replay_outside.yaml");
+  std::ofstream(path) << R"({"contract": "../../etc/contract.yaml", "target": "a::b", "clause": "alias",
+ "mode": "eager", "seed": 1, "found_at": 1, "message": "m", "case": {"args": {}, "data_seed": 7}})";
+  const Result r = run("replay " + path);
+  EXPECT_EQ(r.exit, 2) << r.output;
+  EXPECT_CONTAINS(r.output, "outside the working directory; pass --contract FILE");
+}
+
+}  // namespace
+}  // namespace opc

@@ -1,12 +1,10 @@
 #include "generators/case_file.h"
 
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <limits>
 
 #include "contracts/text_guard.h"
 #include "generators/case_gen.h"
+#include "reports/atomic_file.h"
 #include "reports/json_writer.h"
 
 namespace opc {
@@ -94,18 +92,15 @@ void write_case_file(const std::string& path, const CaseFileRecord& r, const Cas
   w.key("message").value(r.message);
   w.key("case").raw(case_json(c, contract));
   w.end_object();
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << "# opcontract case: replay with `opcontract replay " << path << "`\n" << w.str() << "\n";
-    if (!out.flush()) throw std::runtime_error("cannot write the case file " + tmp);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    throw std::runtime_error("cannot move the case file " + tmp + " into place");
+  write_file_atomically(path, "# opcontract case: replay with `opcontract replay " + path + "`\n" +
+                                  w.str() + "\n");
 }
 
 CaseFileRecord read_case_file(const std::string& path) {
-  const std::string text = read_contract_file(path);
+  return read_case_text(read_contract_file(path), path);
+}
+
+CaseFileRecord read_case_text(const std::string& text, const std::string& path) {
   YAML::Node root;
   try {
     check_contract_text(text, path);

@@ -32,8 +32,10 @@ struct CaseFileRecord {
 void write_case_file(const std::string& path, const CaseFileRecord& record, const Case& c,
                      const Contract& contract);
 
-// Throws ContractError (file:line:column) for a file that is not a case file.
+// Throws ContractError (file:line:column) for a file that is not a case file. The text is
+// held to a contract's guards (contracts/text_guard.h): size, UTF-8, no anchors, depth.
 CaseFileRecord read_case_file(const std::string& path);
+CaseFileRecord read_case_text(const std::string& text, const std::string& file);
 
 // The case, checked against the contract (case_misfit): ContractError when it does not fit.
 Case parse_case(const CaseFileRecord& record, const Contract& contract);

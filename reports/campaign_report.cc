@@ -1,5 +1,7 @@
 #include "reports/campaign_report.h"
 
+#include "reports/atomic_file.h"
+
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -370,20 +372,6 @@ std::string sanitized_op_name(const std::string& op) {
     else if (out.empty() || out.back() != '-') out += '-';
   }
   return out;
-}
-
-void write_file_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out.flush()) throw ReportError(path + ": cannot write " + tmp + " (" + std::strerror(errno) + ")");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    std::remove(tmp.c_str());
-    throw ReportError(path + ": cannot move " + tmp + " into place (" + why + ")");
-  }
 }
 
 void write_campaign_report(const Campaign& campaign, const std::string& dir) {

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "contracts/contract.h"
+#include "reports/atomic_file.h"
 
 namespace opc {
 
@@ -104,9 +105,6 @@ RegressionVerdict regression_verdict(const ReportedResult& r);
 // ("vllm::rms_norm" -> "vllm-rms_norm"); one-to-one on qualified names (ns::name).
 std::string sanitized_op_name(const std::string& op);
 
-// Writes `text` to a temporary file beside `path`, then renames it into place, so a
-// reader never sees half a file.
-void write_file_atomically(const std::string& path, const std::string& text);
 // Creates `dir` (and dir/badges) as needed and writes every view into it.
 void write_campaign_report(const Campaign& campaign, const std::string& dir);
 

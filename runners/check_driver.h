@@ -39,6 +39,12 @@ struct CheckOptions {
   bool isolate = true;
   double case_timeout_s = 10;  // per case, all modes together (isolated runs only)
   bool timeout_given = false;  // case_timeout_s came from the user: it beats the contract's time_limit
+  // A limit the user gave (--case-timeout); 0 keeps the contract's or the default.
+  void set_user_timeout(double seconds) {
+    if (seconds <= 0) return;
+    case_timeout_s = seconds;
+    timeout_given = true;
+  }
   // Called about once a second during a long check with the result so far.
   std::function<void(const ContractResult& so_far, double cases_per_s)> progress;
   // Modes to run besides eager, which always runs (empty: the contract's own).

@@ -10,23 +10,13 @@
 #include <sstream>
 
 #include "generators/case_file.h"
+#include "reports/atomic_file.h"
 #include "reports/run_report.h"
 #include "runners/op_binding.h"
 
 namespace opc {
 namespace fs = std::filesystem;
 namespace {
-
-void write_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out.flush()) throw std::runtime_error("cannot write " + tmp + " (disk full or not writable?)");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    throw std::runtime_error("cannot move " + tmp + " into place as " + path);
-}
 
 // contracts/vllm/rms_norm.yaml -> contracts_vllm_rms_norm
 std::string corpus_key(const std::string& contract_file) {
@@ -97,7 +87,7 @@ int resume_point(const std::string& path, const FuzzOptions& o, const std::strin
 }
 
 void save_state(const std::string& path, const FuzzOptions& o, const std::string& target, int next_case) {
-  write_atomically(path, "seed " + std::to_string(o.seed) + "\ntarget " + target + "\nnext_case " +
+  write_file_atomically(path, "seed " + std::to_string(o.seed) + "\ntarget " + target + "\nnext_case " +
                              std::to_string(next_case) + "\n");
 }
 
@@ -147,10 +137,7 @@ int run_fuzz_campaign(const std::vector<std::shared_ptr<const Contract>>& contra
     options.shards = o.shards;
     options.modes = o.modes;
     options.isolate = o.isolate;
-    if (o.case_timeout_s > 0) {
-      options.case_timeout_s = o.case_timeout_s;
-      options.timeout_given = true;
-    }
+    options.set_user_timeout(o.case_timeout_s);
     options.stop = o.stop;
     options.replay_first = load_corpus(corpus.string(), *c, out);
     options.first_case = resume_point(state, o, target, out);
@@ -187,7 +174,7 @@ int run_fuzz_campaign(const std::vector<std::shared_ptr<const Contract>>& contra
     if (e.result.verdict != "error") save_state(state, o, target, e.result.next_case);
     run.push_back(std::move(e));
     print_text_report(out, {run.back()});
-    write_atomically(results, json_report(run));  // after each contract: nothing is lost
+    write_file_atomically(results, json_report(run));  // after each contract: nothing is lost
     if (run.back().result.stopped) break;
   }
   out << "\nresults: " << results << "\n";

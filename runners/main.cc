@@ -23,6 +23,7 @@
 #include "contracts/contract_draft.h"
 #include "contracts/contract_loader.h"
 #include "contracts/suggest.h"
+#include "reports/atomic_file.h"
 #include "reports/campaign_report.h"
 #include "reports/op_list.h"
 #include "reports/run_report.h"
@@ -217,17 +218,6 @@ std::string quote(const std::string& s) {
   return q + "'";
 }
 
-void write_atomically(const std::string& flag, const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out.flush()) throw std::runtime_error(flag + " " + path + ": cannot write " + tmp);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    throw std::runtime_error(flag + " " + path + ": cannot move " + tmp + " into place");
-}
-
 // Every *.yaml under the directories, loaded; one that does not load is reported and
 // left out, so one bad file does not hide the rest.
 std::vector<std::shared_ptr<const opc::Contract>> load_contract_dirs(const std::vector<std::string>& dirs) {
@@ -314,7 +304,7 @@ int run_draft(const Args& a) {
     return 0;
   }
   if (std::filesystem::exists(a.out)) throw UsageError("--out " + a.out + " exists; draft does not overwrite a contract");
-  write_atomically("--out", a.out, text);
+  opc::write_file_atomically(a.out, text);
   std::cerr << "opcontract: wrote " << a.out << "\n";
   return 0;
 }
@@ -326,10 +316,7 @@ int run_check(const Args& a, const std::vector<std::shared_ptr<const opc::Contra
   options.seed = a.seed;
   options.isolate = a.isolate;
   options.modes = a.modes;
-  if (a.case_timeout_s > 0) {
-    options.case_timeout_s = a.case_timeout_s;
-    options.timeout_given = true;
-  }
+  options.set_user_timeout(a.case_timeout_s);
   // Long runs say how far they are: one updating line on a terminal, a line a second in CI.
   const bool tty = isatty(STDERR_FILENO);
   options.progress = [tty, total = a.cases](const opc::ContractResult& r, double rate) {
@@ -376,7 +363,7 @@ int run_check(const Args& a, const std::vector<std::shared_ptr<const opc::Contra
   // as skipped, with its reason above, rather than as passed.
   if (not_run && not_run == static_cast<int>(run.size()))
     std::cout << "SKIPPED: no regression could be judged on this machine\n";
-  if (!a.json.empty()) write_atomically("--json", a.json, opc::json_report(run));
+  if (!a.json.empty()) opc::write_file_atomically(a.json, opc::json_report(run));
   for (const auto& e : run)
     if (e.result.verdict == "error") std::cerr << "opcontract: error: " << e.result.error << "\n";
   return errors ? 2 : bad ? 1 : 0;

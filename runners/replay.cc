@@ -24,10 +24,7 @@ int run_replay(const ReplayOptions& o, std::ostream& out) {
 
   CheckOptions check;
   check.isolate = o.isolate;
-  if (o.case_timeout_s > 0) {
-    check.case_timeout_s = o.case_timeout_s;
-    check.timeout_given = true;
-  }
+  check.set_user_timeout(o.case_timeout_s);
   CaseWorker worker(bound.ops(), contract, isolation_for(contract, check));
   std::vector<Mode> modes{Mode::Eager};
   std::vector<std::string> not_run;

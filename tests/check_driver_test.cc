@@ -294,8 +294,7 @@ TEST_F(CheckDriver, IsolatedAndInProcessRunsAgree) {
 TEST_F(CheckDriver, AUserTimeoutBeatsTheContractsTimeLimit) {
   const Contract c = load("tests/contracts/crash_isolation.yaml");
   CheckOptions options;
-  options.case_timeout_s = 0.1;
-  options.timeout_given = true;
+  options.set_user_timeout(0.1);
   const ContractResult r = check_contract(c, "opc_test::loops_when_tallest", options);
   ASSERT_EQ(r.findings.size(), 1u);
   EXPECT_NE(r.findings[0].message.find("time limit of 0.1 s per case"), std::string::npos)

@@ -117,6 +117,28 @@ TEST(Shards, TwoShardsMergedFindWhatOneRunFinds) {
   }
 }
 
+// A report's summary.md from its first table on (the header names the files merged).
+std::string summary_body(const std::string& dir) {
+  const std::string md = read(fs::path(dir) / "summary.md");
+  return md.substr(std::min(md.find("## Ops"), md.size()));
+}
+
+TEST(Fuzz, TwoShardsReportedTogetherEqualOneRun) {
+  const std::string dir = fresh_dir("fuzz_shards");
+  const std::string campaign = "fuzz " + kChunk + " --target " + kBuggyChunk + " --cases 60 --out " + dir;
+  ASSERT_EQ(run(campaign + "/one").exit, 1);
+  ASSERT_EQ(run(campaign + "/s0 --shard 0/2").exit, 1);
+  ASSERT_EQ(run(campaign + "/s1 --shard 1/2").exit, 1);
+  Result r = run("report " + dir + "/one/results.json --out " + dir + "/report-one");
+  ASSERT_EQ(r.exit, 0) << r.output;
+  r = run("report " + dir + "/s0/results.shard-0-of-2.json " + dir + "/s1/results.shard-1-of-2.json --out " +
+          dir + "/report-shards");
+  ASSERT_EQ(r.exit, 0) << r.output;
+  EXPECT_CONTAINS(summary_body(dir + "/report-one"), "alias (eager)");
+  EXPECT_EQ(summary_body(dir + "/report-shards"), summary_body(dir + "/report-one"));
+  EXPECT_EQ(read(fs::path(dir) / "report-shards/junit.xml"), read(fs::path(dir) / "report-one/junit.xml"));
+}
+
 TEST(Fuzz, TheCorpusIsReplayedBeforeAnyNewCase) {
   const std::string dir = fresh_dir("fuzz_corpus_first");
   const std::string common = "fuzz " + kChunk + " --target " + kBuggyChunk + " --corpus " + dir +

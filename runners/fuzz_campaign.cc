@@ -141,6 +141,11 @@ int run_fuzz_campaign(const std::vector<std::shared_ptr<const Contract>>& contra
     options.stop = o.stop;
     options.replay_first = load_corpus(corpus.string(), *c, out);
     options.first_case = resume_point(state, o, target, out);
+    out << "[opcontract] fuzzing " << target << " under " << c->file << ": seed " << o.seed << ", shard "
+        << o.shard << "/" << o.shards << ", "
+        << (o.cases > 0 ? std::to_string(o.cases) + " cases" : std::string("no case limit")) << ", "
+        << (o.seconds > 0 ? std::to_string(static_cast<int64_t>(o.seconds)) + " s" : std::string("no time limit"))
+        << std::endl;
     if (!options.replay_first.empty())
       out << "[opcontract] " << target << ": replaying " << options.replay_first.size()
           << " corpus case(s) from " << corpus.string() << " first\n";

@@ -144,10 +144,11 @@ ContractFinding shrink(CaseWorker& worker, rc::Shrinkable<Case> failing, const F
   return f;
 }
 
-// Marks the findings the contract lists under known_findings; a listed one that did not
-// occur becomes a finding of its own, so a fixed op makes its contract drop the entry.
-void apply_known_findings(const Contract& contract, ContractResult& r) {
-  for (const KnownFinding& k : contract.known_findings) {
+// Marks the findings listed as known; a listed one that did not occur becomes a finding
+// of its own, so a fixed op makes its contract (or the ratchet file) drop the entry.
+void apply_known_findings(const std::vector<KnownFinding>& known, const std::string& where,
+                          ContractResult& r) {
+  for (const KnownFinding& k : known) {
     bool occurred = false;
     for (ContractFinding& f : r.findings)
       if (f.clause == k.clause && (k.mode.empty() || f.mode == k.mode) && f.known.empty()) {
@@ -156,7 +157,7 @@ void apply_known_findings(const Contract& contract, ContractResult& r) {
       }
     if (!occurred)
       r.findings.push_back({k.clause, k.mode,
-                            "listed under known_findings (" + to_string(k.loc) + ": " + k.reason +
+                            "listed under " + where + " (" + to_string(k.loc) + ": " + k.reason +
                                 ") but not found in " + std::to_string(r.cases) +
                                 " cases: if the op was fixed, remove the entry"});
   }
@@ -353,7 +354,9 @@ ContractResult check_contract(const Contract& contract, const std::string& targe
                                                     " cases: widen the dims or add a favor: value"});
       }
     }
-    if (target == contract.op || target == contract.port) apply_known_findings(contract, r);
+    if (target == contract.op || target == contract.port)
+      apply_known_findings(contract.known_findings, "known_findings", r);
+    apply_known_findings(options.known, "the known-findings file", r);
     r.verdict = std::all_of(r.findings.begin(), r.findings.end(),
                             [](const ContractFinding& f) { return !f.known.empty(); })
                     ? "pass"

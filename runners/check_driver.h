@@ -49,6 +49,9 @@ struct CheckOptions {
   std::function<void(const ContractResult& so_far, double cases_per_s)> progress;
   // Modes to run besides eager, which always runs (empty: the contract's own).
   std::vector<Mode> modes;
+  // Known findings from a ratchet file (reports/known_file.h) for this contract and target,
+  // applied like the contract's own known_findings.
+  std::vector<KnownFinding> known;
 
   // Campaigns (opcontract fuzz, runners/fuzz_campaign.h):
   struct Replayed {

@@ -139,6 +139,7 @@ int run_fuzz_campaign(const std::vector<std::shared_ptr<const Contract>>& contra
     options.isolate = o.isolate;
     options.set_user_timeout(o.case_timeout_s);
     options.stop = o.stop;
+    options.known = known_for(o.known, c->file, target);
     options.replay_first = load_corpus(corpus.string(), *c, out);
     options.first_case = resume_point(state, o, target, out);
     out << "[opcontract] fuzzing " << target << " under " << c->file << ": seed " << o.seed << ", shard "

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "contracts/contract.h"
+#include "reports/known_file.h"
 #include "runners/check_driver.h"
 
 namespace opc {
@@ -36,6 +37,7 @@ struct FuzzOptions {
   bool isolate = true;
   double case_timeout_s = 0;  // 0: the contract's time_limit, else the default
   const std::atomic<bool>* stop = nullptr;
+  std::vector<KnownEntry> known;  // --known: the expected-failures ratchet
   std::string replay_base;       // "opcontract check --load L": the prefix of replay commands
   std::string case_replay_base;  // "opcontract replay --load L", for corpus cases
 };

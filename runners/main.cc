@@ -25,6 +25,7 @@
 #include "contracts/suggest.h"
 #include "reports/atomic_file.h"
 #include "reports/campaign_report.h"
+#include "reports/known_file.h"
 #include "reports/op_list.h"
 #include "reports/run_report.h"
 #include "runners/bench.h"
@@ -39,13 +40,14 @@ const char* kUsage = R"(usage:
   opcontract check CONTRACT... [--target Q] [--regressions] [--load LIB.so]...
                                [--cases N] [--seed S] [--json FILE]
                                [--case-timeout SECONDS] [--no-isolation]
+                               [--known FILE [--update-known]] [--modes M,...]
   opcontract bench CONTRACT... [--target Q] [--load LIB.so]... [--cases N] [--seed S]
   opcontract list [--load LIB.so]... [--contracts DIR]...
   opcontract draft QUALNAME[.OVERLOAD] [--load LIB.so]... [--out FILE]
   opcontract report RESULTS.json... --out DIR
   opcontract fuzz CONTRACT... (--time DUR | --cases N) --out DIR [--corpus DIR] [--seed S]
                               [--shard I/N] [--modes M,...] [--target Q] [--load LIB.so]...
-                              [--case-timeout SECONDS] [--no-isolation]
+                              [--case-timeout SECONDS] [--no-isolation] [--known FILE]
   opcontract replay CASE.yaml [--contract FILE] [--modes M,...] [--load LIB.so]...
                               [--case-timeout SECONDS] [--no-isolation]
 
@@ -61,6 +63,9 @@ check      checks each contract against its op: the contract's `op` when registe
            time_limit, else 10); an op past it is killed and reported as a crash.
 --no-isolation  runs the op in this process instead of a forked worker (for a debugger):
            a crash of the op then ends the run.
+--known    an expected-failures file (JSON): a finding it lists for the contract and target
+           is known (xfail), a new one fails, a listed one not found fails (xpass).
+--update-known  rewrites that file from this run's findings (listed reasons kept).
 bench      prints the op's bare call rate and the checked-case rate on the same inputs, and
            per listed regression the cases until it is caught and the size of the shrunk case.
 list       lists the ops the --load libraries register (without --load: opcontract's bundled
@@ -98,6 +103,8 @@ struct Args {
   double time_s = 0;          // fuzz --time
   int shard = 0, shards = 1;
   std::string corpus, contract;
+  std::string known;          // --known FILE (the expected-failures ratchet)
+  bool update_known = false;
   std::vector<opc::Mode> modes;
   int cases = -1;
   uint64_t seed = opc::kDefaultSeed;
@@ -182,6 +189,8 @@ Args parse_args(int argc, char** argv) {
     else if (arg == "--shard" && a.command == "fuzz") parse_shard(value(), a);
     else if (arg == "--corpus" && a.command == "fuzz") a.corpus = value();
     else if (arg == "--contract" && a.command == "replay") a.contract = value();
+    else if (arg == "--known" && (a.command == "check" || a.command == "fuzz")) a.known = value();
+    else if (arg == "--update-known" && a.command == "check") a.update_known = true;
     else if (arg == "--contracts" && a.command == "list") a.contract_dirs.push_back(value());
     else if (arg == "--out" && (a.command == "draft" || a.command == "report" || a.command == "fuzz")) a.out = value();
     else if (arg == "--cases" && runs) a.cases = static_cast<int>(parse_number(arg, value(), 1, 10000000));
@@ -198,6 +207,7 @@ Args parse_args(int argc, char** argv) {
     throw UsageError("report needs at least one RESULTS.json (from check --json) and --out DIR");
   if (a.command == "fuzz" && (a.out.empty() || (a.time_s == 0 && a.cases < 0)))
     throw UsageError("fuzz needs --out DIR and --time DUR or --cases N");
+  if (a.update_known && a.known.empty()) throw UsageError("--update-known needs --known FILE");
   if (a.command == "replay" && a.contracts.size() != 1)
     throw UsageError("replay needs exactly one CASE.yaml");
   if (a.regressions && !a.target.empty())
@@ -268,6 +278,7 @@ int run_fuzz(const Args& a, const std::vector<std::shared_ptr<const opc::Contrac
   o.isolate = a.isolate;
   o.case_timeout_s = a.case_timeout_s;
   o.stop = &g_stop;
+  if (!a.known.empty()) o.known = opc::load_known_file(a.known);
   o.replay_base = quote(self) + " check" + loads;
   o.case_replay_base = quote(self) + " replay" + loads;
   std::signal(SIGINT, on_stop_signal);
@@ -327,11 +338,14 @@ int run_check(const Args& a, const std::vector<std::shared_ptr<const opc::Contra
   std::string loads;
   for (const auto& l : a.loads) loads += " --load " + quote(l);
   std::vector<opc::RunEntry> run;
+  const std::vector<opc::KnownEntry> known = a.known.empty() ? std::vector<opc::KnownEntry>{}
+                                                              : opc::load_known_file(a.known);
   auto add = [&](const std::shared_ptr<const opc::Contract>& c, const std::string& target,
                  const opc::Regression* regression) {
     opc::RunEntry e;
     e.contract = c;
     e.regression = regression;
+    options.known = opc::known_for(known, c->file, target);
     e.result = opc::check_contract(*c, target, options);
     if (tty && e.result.cases >= 64) std::fprintf(stderr, "\r\033[K");
     e.replay_base = quote(self) + " check " + quote(c->file) + " --target " + quote(target) + loads;
@@ -364,6 +378,11 @@ int run_check(const Args& a, const std::vector<std::shared_ptr<const opc::Contra
   if (not_run && not_run == static_cast<int>(run.size()))
     std::cout << "SKIPPED: no regression could be judged on this machine\n";
   if (!a.json.empty()) opc::write_file_atomically(a.json, opc::json_report(run));
+  if (a.update_known) {
+    const std::vector<opc::KnownEntry> now = opc::updated_known(known, run);
+    opc::write_known_file(a.known, now);
+    std::cout << "rewrote " << a.known << ": " << now.size() << " known finding(s)\n";
+  }
   for (const auto& e : run)
     if (e.result.verdict == "error") std::cerr << "opcontract: error: " << e.result.error << "\n";
   return errors ? 2 : bad ? 1 : 0;

@@ -283,6 +283,45 @@ TEST(CliCrash, TimeoutAndIsolationFlags) {
 }
 
 // ---------------------------------------------------------------------------------------
+// The expected-failures ratchet (--known, --update-known)
+
+TEST(CliKnown, RecordXfailXpassAndRewrite) {
+  const std::string known = testing::TempDir() + "/known_findings.json";
+  std::remove(known.c_str());
+  const std::string check = std::string("check tests/contracts/mutation.yaml --load ") + OPC_TEST_OPS +
+                            " --known " + known;
+  // A new finding fails; --update-known records it.
+  Result r = run(check + " --target opc_test::doubles_in_place --update-known");
+  EXPECT_EQ(r.exit, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "rewrote " + known + ": 1 known finding(s)");
+  std::ifstream in(known);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_CONTAINS(text.str(), R"({"contract":"tests/contracts/mutation.yaml","target":"opc_test::doubles_in_place","clause":"mutation","mode":"eager","reason":"recorded by --update-known: )");
+  // Listed: xfail, the check holds.
+  r = run(check + " --target opc_test::doubles_in_place");
+  EXPECT_EQ(r.exit, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "HOLDS, with 1 known finding");
+  // The entry moved onto an op without the bug: xpass, which fails.
+  std::string moved = text.str();
+  moved.replace(moved.find("opc_test::doubles_in_place"), 26, "opc_test::doubled");
+  std::ofstream(known) << moved;
+  r = run(check + " --target opc_test::doubled");
+  EXPECT_EQ(r.exit, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "listed under the known-findings file (" + known + ":2:3: recorded by --update-known");
+  EXPECT_CONTAINS(r.output, "if the op was fixed, remove the entry");
+  // Rewriting drops it.
+  r = run(check + " --target opc_test::doubled --update-known");
+  EXPECT_CONTAINS(r.output, "rewrote " + known + ": 0 known finding(s)");
+  // A malformed file is an error with its place.
+  std::ofstream(known) << "{\"version\": 1, \"known\": [{\"contract\": \"x\"}]}";
+  r = run(check + " --target opc_test::doubled");
+  EXPECT_EQ(r.exit, 2) << r.output;
+  EXPECT_CONTAINS(r.output, known + ":1:26: a known finding needs 'target'");
+  EXPECT_EQ(run("check " + kChunk + " --update-known").exit, 2);
+}
+
+// ---------------------------------------------------------------------------------------
 // list and draft
 
 TEST(CliList, BundledPortsAndTheirContracts) {

@@ -169,6 +169,21 @@ TEST(Fuzz, TheCorpusIsReplayedBeforeAnyNewCase) {
   EXPECT_CONTAINS(r.output, "in the storage of 'x'");
 }
 
+TEST(Fuzz, CorpusFilesThatDoNotFitOrPointOutsideAreLeftOut) {
+  const std::string dir = fresh_dir("fuzz_bad_corpus");
+  const fs::path cases = fs::path(dir) / "corpus/contracts_vllm_sequence_parallel_chunk_impl";
+  fs::create_directories(cases);
+  const fs::path outside = fs::path(dir) / "outside.yaml";
+  std::ofstream(outside) << "{}";
+  fs::create_symlink(outside, cases / "link.yaml");
+  std::ofstream(cases / "garbage.yaml") << "\x01\x02 not a case";
+  const Result r = run("fuzz " + kChunk + " --corpus " + dir + "/corpus --out " + dir + "/out --cases 10");
+  EXPECT_EQ(r.exit, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "left out " + (cases / "link.yaml").string() + ": it points outside the corpus");
+  EXPECT_CONTAINS(r.output, "left out " + (cases / "garbage.yaml").string() + ": ");
+  EXPECT_CONTAINS(r.output, "not UTF-8 text");
+}
+
 TEST(Fuzz, ResumesWhereItStopped) {
   const std::string dir = fresh_dir("fuzz_resume");
   const std::string common = "fuzz " + kChunk + " --out " + dir;

@@ -1,0 +1,130 @@
+#include "reports/known_file.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+
+#include "contracts/clauses.h"
+#include "contracts/text_guard.h"
+#include "reports/atomic_file.h"
+#include "reports/json_writer.h"
+#include "reports/run_report.h"
+
+namespace opc {
+namespace {
+
+SourceLoc loc_of(const std::string& file, const YAML::Node& n) {
+  const YAML::Mark m = n.Mark();
+  return m.line < 0 ? SourceLoc{file, 0, 0} : SourceLoc{file, m.line + 1, m.column + 1};
+}
+
+std::string text(const std::string& file, const YAML::Node& entry, const std::string& key, bool required) {
+  const YAML::Node n = entry[key];
+  if (!n) {
+    if (required) throw ContractError(loc_of(file, entry), "a known finding needs '" + key + "'");
+    return "";
+  }
+  if (!n.IsScalar()) throw ContractError(loc_of(file, n), key + " must be a string");
+  return n.Scalar();
+}
+
+}  // namespace
+
+std::vector<KnownEntry> load_known_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return {};
+  const std::string body = read_contract_file(path);
+  YAML::Node root;
+  try {
+    check_contract_text(body, path);
+    root = YAML::Load(body);
+  } catch (const YAML::Exception& e) {
+    throw ContractError({path, e.mark.line + 1, e.mark.column + 1}, "not a known-findings file: " + e.msg);
+  }
+  if (!root.IsMap() || !root["version"] || root["version"].Scalar() != "1" || !root["known"] ||
+      !root["known"].IsSequence())
+    throw ContractError({path, 1, 1}, "not a known-findings file: expected {\"version\": 1, \"known\": [...]}");
+  std::vector<KnownEntry> out;
+  for (const auto& e : root["known"]) {
+    if (!e.IsMap()) throw ContractError(loc_of(path, e), "a known finding must be an object");
+    KnownEntry k;
+    k.contract = text(path, e, "contract", true);
+    k.target = text(path, e, "target", true);
+    k.finding.loc = loc_of(path, e);
+    k.finding.clause = text(path, e, "clause", true);
+    if (!is_clause_id(k.finding.clause))
+      throw ContractError(loc_of(path, e["clause"]), "unknown clause '" + k.finding.clause + "'");
+    k.finding.mode = text(path, e, "mode", false);
+    if (!k.finding.mode.empty() && !parse_mode(k.finding.mode))
+      throw ContractError(loc_of(path, e["mode"]), "unknown mode '" + k.finding.mode + "'");
+    k.finding.reason = text(path, e, "reason", true);
+    if (k.finding.reason.empty()) throw ContractError(loc_of(path, e), "a known finding needs its reason");
+    out.push_back(std::move(k));
+  }
+  return out;
+}
+
+void write_known_file(const std::string& path, const std::vector<KnownEntry>& entries) {
+  // One entry a line, so that a change to the file reads as a change to the list.
+  std::string s = "{\"version\": 1, \"known\": [\n";
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const KnownEntry& k = entries[i];
+    JsonWriter w;
+    w.begin_object();
+    w.key("contract").value(k.contract);
+    w.key("target").value(k.target);
+    w.key("clause").value(k.finding.clause);
+    if (!k.finding.mode.empty()) w.key("mode").value(k.finding.mode);
+    w.key("reason").value(k.finding.reason);
+    w.end_object();
+    s += "  " + w.str() + (i + 1 < entries.size() ? ",\n" : "\n");
+  }
+  write_file_atomically(path, s + "]}\n");
+}
+
+std::vector<KnownEntry> updated_known(const std::vector<KnownEntry>& old, const std::vector<RunEntry>& run) {
+  const auto norm = [](const std::string& p) { return std::filesystem::path(p).lexically_normal(); };
+  auto checked = [&](const KnownEntry& k) {
+    for (const RunEntry& e : run)
+      if (e.contract && e.result.verdict != "error" && norm(e.contract->file) == norm(k.contract) &&
+          e.result.target == k.target)
+        return true;
+    return false;
+  };
+  std::vector<KnownEntry> out;
+  for (const KnownEntry& k : old)
+    if (!checked(k)) out.push_back(k);
+  for (const RunEntry& e : run) {
+    if (!e.contract || e.result.verdict == "error") continue;
+    const std::vector<KnownFinding> listed = known_for(old, e.contract->file, e.result.target);
+    for (const ContractFinding& f : e.result.findings) {
+      const KnownFinding* prior = nullptr;
+      for (const KnownFinding& k : listed)
+        if (k.clause == f.clause && (k.mode.empty() || k.mode == f.mode)) prior = &k;
+      if (prior && !f.has_case && f.known.empty()) continue;  // listed, no longer found: dropped
+      // Known to the contract itself (its known_findings), not to this file.
+      if (!f.known.empty() && !(prior && prior->reason == f.known)) continue;
+      KnownEntry k;
+      k.contract = e.contract->file;
+      k.target = e.result.target;
+      k.finding.clause = f.clause;
+      k.finding.mode = f.mode;
+      k.finding.reason = prior ? prior->reason
+                               : "recorded by --update-known: " + f.message.substr(0, 160) +
+                                     (f.message.size() > 160 ? "..." : "");
+      out.push_back(std::move(k));
+    }
+  }
+  return out;
+}
+
+std::vector<KnownFinding> known_for(const std::vector<KnownEntry>& entries, const std::string& contract,
+                                    const std::string& target) {
+  std::vector<KnownFinding> out;
+  const auto norm = [](const std::string& p) { return std::filesystem::path(p).lexically_normal(); };
+  for (const KnownEntry& k : entries)
+    if (norm(k.contract) == norm(contract) && k.target == target) out.push_back(k.finding);
+  return out;
+}
+
+}  // namespace opc

@@ -177,6 +177,9 @@ struct Regression {
 };
 
 enum class Mode { Fake, Eager, Compiled, Cudagraph };
+// How a result says a mode did not run because the contract's `skip:` leaves it out
+// (its reason follows), as opposed to a machine that cannot run it.
+inline constexpr const char kSkippedByContract[] = "skipped by the contract";
 const char* to_string(Mode mode);
 std::optional<Mode> parse_mode(const std::string& name);
 inline constexpr Mode kAllModes[] = {Mode::Fake, Mode::Eager, Mode::Compiled, Mode::Cudagraph};

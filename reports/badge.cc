@@ -13,7 +13,6 @@ namespace {
 
 const char* color_hex(const std::string& color) {
   if (color == "brightgreen") return "#4c1";
-  if (color == "yellowgreen") return "#a4a61d";
   if (color == "red") return "#e05d44";
   return "#9f9f9f";  // lightgrey
 }
@@ -52,12 +51,22 @@ std::string side_text(const std::string& text, int x, int width) {
 Badge op_badge(const ReportedResult& op) {
   if (!op.errors.empty()) return {op.op, "error", "red"};
   if (const ReportedFinding* f = first_failure(op)) return {op.op, f->clause, "red"};
-  int ran = 0;
-  for (Mode m : kAllModes) ran += mode_verdict(op, m) != ModeVerdict::NotRun;
+  // Modes the contract leaves out are not the op's to run; any other that did not run
+  // (no GPU, --modes) leaves the conformance unproven.
+  int asked = 0, ran = 0;
+  const char* missing = nullptr;
+  for (Mode m : kAllModes) {
+    const auto it = op.modes.find(m);
+    const bool skipped = it != op.modes.end() && it->second.status == "not_run" &&
+                         it->second.reason.rfind(kSkippedByContract, 0) == 0;
+    if (skipped) continue;
+    ++asked;
+    if (mode_verdict(op, m) != ModeVerdict::NotRun) ++ran;
+    else if (!missing) missing = to_string(m);
+  }
   if (ran == 0) return {op.op, "not run", "lightgrey"};
-  const int all = static_cast<int>(std::size(kAllModes));
-  return {op.op, std::to_string(ran) + "/" + std::to_string(all) + " modes",
-          ran == all ? "brightgreen" : "yellowgreen"};
+  if (missing) return {op.op, std::string(missing) + " not run", "lightgrey"};
+  return {op.op, std::to_string(ran) + "/" + std::to_string(asked) + " modes", "brightgreen"};
 }
 
 std::string badge_svg(const Badge& b) {

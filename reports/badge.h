@@ -7,10 +7,13 @@
 // The rule (op_badge), first match wins:
 //   error       red         a check of the op ended in an error
 //   <clause>    red         the op breaks its contract: the first failing clause found
-//   not run     lightgrey   no mode ran at all
-//   4/4 modes   brightgreen all four modes ran, and held (known findings allowed)
-//   N/4 modes   yellowgreen the N modes that ran held; the others did not run (e.g. the
-//                           cudagraph mode without a GPU): good, but not the whole story
+//   not run         lightgrey   no mode ran at all
+//   <mode> not run  lightgrey   the first mode the contract asks for that did not run (e.g.
+//                               "cudagraph not run" without a GPU): what ran held, but
+//                               conformance is not shown until it runs
+//   N/N modes       brightgreen every mode the contract asks for ran and held (known
+//                               findings allowed); modes it skips by its own `skip:` do
+//                               not count ("4/4 modes", "3/3 modes")
 #pragma once
 
 #include <string>
@@ -21,7 +24,7 @@ namespace opc {
 
 struct Badge {
   std::string label, message;
-  std::string color;  // a shields.io color name: brightgreen, yellowgreen, red, lightgrey
+  std::string color;  // a shields.io color name: brightgreen, red, lightgrey
 };
 
 Badge op_badge(const ReportedResult& op);

@@ -221,7 +221,7 @@ ContractResult check_contract(const Contract& contract, const std::string& targe
   r.seed = options.seed;
   for (Mode m : kAllModes)
     if (auto skip = contract.skip.find(m); skip != contract.skip.end())
-      r.modes[m] = {"not_run", 0, "skipped by the contract: " + skip->second};
+      r.modes[m] = {"not_run", 0, std::string(kSkippedByContract) + ": " + skip->second};
   try {
     const BoundOps bound = bind_ops(contract, target);
     const OpBinding& op = bound.op;

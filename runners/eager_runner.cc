@@ -55,6 +55,11 @@ std::vector<c10::IValue> observe_call(const OpBinding& op, const std::vector<c10
     obs.error = e.what();
     obs.error = obs.error.substr(0, obs.error.find("\nException raised from"));
     return {};
+  } catch (...) {
+    // The op threw something that is not an exception object (throw 42): still its throw.
+    obs.threw = true;
+    obs.error = "an exception that is not a std::exception (such as a thrown int)";
+    return {};
   }
 }
 

@@ -174,6 +174,8 @@ INSTANTIATE_TEST_SUITE_P(
                 "depend on the padding rows' contents"},
         Planted{"tests/contracts/crash.yaml", "opc_test::throws_when_empty", {"crash"},
                 "empty input not supported"},
+        Planted{"tests/contracts/crash.yaml", "opc_test::throws_an_int_when_empty", {"crash"},
+                "an exception that is not a std::exception"},
         Planted{"tests/contracts/donation.yaml", "opc_test::add_scaled_writes_input", {"donation"},
                 "the functional overload wrote its input 'x'"},
         Planted{"tests/contracts/donation.yaml", "opc_test::add_scaled_inplace_differs",

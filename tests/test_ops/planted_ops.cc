@@ -367,3 +367,16 @@ TORCH_LIBRARY_IMPL(opc_test, CPU, m) {
   m.impl("exits_when_wide", &exits_when_wide);
   m.impl("loops_when_tallest", &loops_when_tallest);
 }
+
+// Throws what is not a std::exception, when x is empty: still a crash finding, not an error.
+namespace {
+
+at::Tensor throws_an_int_when_empty(const at::Tensor& x) {
+  if (x.numel() == 0) throw 42;
+  return x.clone();
+}
+
+}  // namespace
+
+TORCH_LIBRARY_FRAGMENT(opc_test, m) { m.def("throws_an_int_when_empty(Tensor x) -> Tensor"); }
+TORCH_LIBRARY_IMPL(opc_test, CPU, m) { m.impl("throws_an_int_when_empty", &throws_an_int_when_empty); }

@@ -11,6 +11,7 @@
 #include "contracts/clauses.h"
 #include "contracts/suggest.h"
 #include "contracts/text_guard.h"
+#include "contracts/yaml_loc.h"
 
 namespace opc {
 namespace {
@@ -22,11 +23,7 @@ class Loader {
   Contract load(const YAML::Node& root);
 
  private:
-  SourceLoc loc(const YAML::Node& n) const {
-    const YAML::Mark m = n.Mark();
-    if (m.line < 0) return {file_, 0, 0};
-    return {file_, m.line + 1, m.column + 1};
-  }
+  SourceLoc loc(const YAML::Node& n) const { return yaml_loc(file_, n); }
   [[noreturn]] void fail(const YAML::Node& n, const std::string& msg) const {
     throw ContractError(loc(n), msg);
   }

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "contracts/text_guard.h"
+#include "contracts/yaml_loc.h"
 #include "generators/case_gen.h"
 #include "reports/atomic_file.h"
 #include "reports/json_writer.h"
@@ -10,14 +11,9 @@
 namespace opc {
 namespace {
 
-SourceLoc loc_of(const std::string& file, const YAML::Node& n) {
-  const YAML::Mark m = n.Mark();
-  return m.line < 0 ? SourceLoc{file, 0, 0} : SourceLoc{file, m.line + 1, m.column + 1};
-}
-
 YAML::Node need(const std::string& file, const YAML::Node& map, const std::string& key) {
   YAML::Node n = map[key];
-  if (!n) throw ContractError(loc_of(file, map), "the case file lacks '" + key + "'");
+  if (!n) throw ContractError(yaml_loc(file, map), "the case file lacks '" + key + "'");
   return n;
 }
 
@@ -26,18 +22,18 @@ T as(const std::string& file, const YAML::Node& n, const std::string& what) {
   try {
     return n.as<T>();
   } catch (const YAML::Exception&) {
-    throw ContractError(loc_of(file, n), what + " has the wrong type");
+    throw ContractError(yaml_loc(file, n), what + " has the wrong type");
   }
 }
 
 ScalarValue scalar_of(const std::string& file, const YAML::Node& n, const ArgSpec& a) {
-  if (!n.IsScalar()) throw ContractError(loc_of(file, n), "args." + a.name + " must be a scalar");
+  if (!n.IsScalar()) throw ContractError(yaml_loc(file, n), "args." + a.name + " must be a scalar");
   // The case holds the same kind of value the contract chose from.
   const ScalarValue& kind = a.choices.front();
   const std::string what = "args." + a.name;
   switch (kind.index()) {
     case 0:
-      if (n.Scalar() != "default") throw ContractError(loc_of(file, n), what + " must be \"default\"");
+      if (n.Scalar() != "default") throw ContractError(yaml_loc(file, n), what + " must be \"default\"");
       return ScalarValue{};
     case 1: return as<bool>(file, n, what);
     case 2: return as<int64_t>(file, n, what);
@@ -52,18 +48,18 @@ TensorCase tensor_of(const std::string& file, const YAML::Node& n, const ArgSpec
     t.none = true;
     return t;
   }
-  if (!n.IsMap()) throw ContractError(loc_of(file, n), "args." + a.name + " must be a tensor or null");
+  if (!n.IsMap()) throw ContractError(yaml_loc(file, n), "args." + a.name + " must be a tensor or null");
   const YAML::Node dtype = need(file, n, "dtype");
   const auto d = parse_dtype(as<std::string>(file, dtype, "dtype"));
-  if (!d) throw ContractError(loc_of(file, dtype), "unknown dtype '" + dtype.Scalar() + "'");
+  if (!d) throw ContractError(yaml_loc(file, dtype), "unknown dtype '" + dtype.Scalar() + "'");
   t.dtype = *d;
   const YAML::Node shape = need(file, n, "shape");
   if (!shape.IsSequence() || shape.size() > 16)
-    throw ContractError(loc_of(file, shape), "shape must be a list of at most 16 sizes");
+    throw ContractError(yaml_loc(file, shape), "shape must be a list of at most 16 sizes");
   for (const auto& s : shape) t.sizes.push_back(as<int64_t>(file, s, "a size"));
   const YAML::Node layout = need(file, n, "layout");
   const auto l = parse_layout(as<std::string>(file, layout, "layout"));
-  if (!l) throw ContractError(loc_of(file, layout), "unknown layout '" + layout.Scalar() + "'");
+  if (!l) throw ContractError(yaml_loc(file, layout), "unknown layout '" + layout.Scalar() + "'");
   t.layout = *l;
   if (const YAML::Node s = n["slack"]) t.slack = as<int64_t>(file, s, "slack");
   return t;
@@ -120,7 +116,7 @@ CaseFileRecord read_case_text(const std::string& text, const std::string& path) 
   r.seed = as<uint64_t>(path, need(path, root, "seed"), "seed");
   r.found_at = as<int>(path, need(path, root, "found_at"), "found_at");
   r.case_node = need(path, root, "case");
-  if (!r.case_node.IsMap()) throw ContractError(loc_of(path, r.case_node), "case must be a mapping");
+  if (!r.case_node.IsMap()) throw ContractError(yaml_loc(path, r.case_node), "case must be a mapping");
   return r;
 }
 
@@ -131,7 +127,7 @@ Case parse_case(const CaseFileRecord& r, const Contract& contract) {
   c.values.assign(contract.values.size(), 0);
   for (const auto& v : contract.values) c.values[v.slot] = as<int64_t>(f, need(f, n, v.name), v.name);
   const YAML::Node args = need(f, n, "args");
-  if (!args.IsMap()) throw ContractError(loc_of(f, args), "args must be a mapping");
+  if (!args.IsMap()) throw ContractError(yaml_loc(f, args), "args must be a mapping");
   for (const auto& a : contract.args) {
     const YAML::Node v = need(f, args, a.name);
     if (a.is_tensor) c.args.emplace_back(tensor_of(f, v, a));
@@ -139,7 +135,7 @@ Case parse_case(const CaseFileRecord& r, const Contract& contract) {
   }
   c.data_seed = as<uint64_t>(f, need(f, n, "data_seed"), "data_seed");
   if (const std::string why = case_misfit(c, contract); !why.empty())
-    throw ContractError(loc_of(f, n), "the case does not fit " + contract.file + ": " + why);
+    throw ContractError(yaml_loc(f, n), "the case does not fit " + contract.file + ": " + why);
   return c;
 }
 

@@ -6,6 +6,7 @@
 
 #include "contracts/clauses.h"
 #include "contracts/text_guard.h"
+#include "contracts/yaml_loc.h"
 #include "reports/atomic_file.h"
 #include "reports/json_writer.h"
 #include "reports/run_report.h"
@@ -13,18 +14,13 @@
 namespace opc {
 namespace {
 
-SourceLoc loc_of(const std::string& file, const YAML::Node& n) {
-  const YAML::Mark m = n.Mark();
-  return m.line < 0 ? SourceLoc{file, 0, 0} : SourceLoc{file, m.line + 1, m.column + 1};
-}
-
 std::string text(const std::string& file, const YAML::Node& entry, const std::string& key, bool required) {
   const YAML::Node n = entry[key];
   if (!n) {
-    if (required) throw ContractError(loc_of(file, entry), "a known finding needs '" + key + "'");
+    if (required) throw ContractError(yaml_loc(file, entry), "a known finding needs '" + key + "'");
     return "";
   }
-  if (!n.IsScalar()) throw ContractError(loc_of(file, n), key + " must be a string");
+  if (!n.IsScalar()) throw ContractError(yaml_loc(file, n), key + " must be a string");
   return n.Scalar();
 }
 
@@ -46,19 +42,19 @@ std::vector<KnownEntry> load_known_file(const std::string& path) {
     throw ContractError({path, 1, 1}, "not a known-findings file: expected {\"version\": 1, \"known\": [...]}");
   std::vector<KnownEntry> out;
   for (const auto& e : root["known"]) {
-    if (!e.IsMap()) throw ContractError(loc_of(path, e), "a known finding must be an object");
+    if (!e.IsMap()) throw ContractError(yaml_loc(path, e), "a known finding must be an object");
     KnownEntry k;
     k.contract = text(path, e, "contract", true);
     k.target = text(path, e, "target", true);
-    k.finding.loc = loc_of(path, e);
+    k.finding.loc = yaml_loc(path, e);
     k.finding.clause = text(path, e, "clause", true);
     if (!is_clause_id(k.finding.clause))
-      throw ContractError(loc_of(path, e["clause"]), "unknown clause '" + k.finding.clause + "'");
+      throw ContractError(yaml_loc(path, e["clause"]), "unknown clause '" + k.finding.clause + "'");
     k.finding.mode = text(path, e, "mode", false);
     if (!k.finding.mode.empty() && !parse_mode(k.finding.mode))
-      throw ContractError(loc_of(path, e["mode"]), "unknown mode '" + k.finding.mode + "'");
+      throw ContractError(yaml_loc(path, e["mode"]), "unknown mode '" + k.finding.mode + "'");
     k.finding.reason = text(path, e, "reason", true);
-    if (k.finding.reason.empty()) throw ContractError(loc_of(path, e), "a known finding needs its reason");
+    if (k.finding.reason.empty()) throw ContractError(yaml_loc(path, e), "a known finding needs its reason");
     out.push_back(std::move(k));
   }
   return out;

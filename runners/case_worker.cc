@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -240,6 +241,24 @@ std::string cudagraph_unavailable_for(const OpBinding& op, CaseWorker& worker) {
   if (!has_cuda_kernel(op))
     return op.name + " has no CUDA kernel registered (a CPU-only port), so there is nothing to capture";
   return "";
+}
+
+std::vector<Mode> modes_to_run(const Contract& contract, const std::vector<Mode>& asked,
+                               const OpBinding& op, CaseWorker& worker,
+                               std::map<Mode, std::string>& not_run) {
+  std::vector<Mode> run{Mode::Eager};
+  for (Mode m : {Mode::Fake, Mode::Compiled, Mode::Cudagraph}) {
+    std::string why;
+    if (auto skip = contract.skip.find(m); skip != contract.skip.end())
+      why = std::string(kSkippedByContract) + ": " + skip->second;
+    else if (!asked.empty() && std::find(asked.begin(), asked.end(), m) == asked.end())
+      why = "left out by --modes";
+    else if (m == Mode::Cudagraph)
+      why = cudagraph_unavailable_for(op, worker);
+    if (why.empty()) run.push_back(m);
+    else not_run[m] = why;
+  }
+  return run;
 }
 
 CaseWorker::CaseWorker(const CaseOps& ops, const Contract& contract, IsolationOptions options)

@@ -13,6 +13,7 @@
 
 #include <sys/types.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -73,5 +74,12 @@ IsolationOptions isolation_for(const Contract& contract, const CheckOptions& opt
 // Why the cudagraph mode cannot run `op` ("" when it can): no CUDA kernel, or what the
 // worker says about this build and machine.
 std::string cudagraph_unavailable_for(const OpBinding& op, CaseWorker& worker);
+
+// The modes a case of this contract runs in: eager first, then each other one that neither
+// the contract's `skip:`, nor `asked` (--modes; empty: all), nor this machine leaves out.
+// `not_run` gets why each left-out one is.
+std::vector<Mode> modes_to_run(const Contract& contract, const std::vector<Mode>& asked,
+                               const OpBinding& op, CaseWorker& worker,
+                               std::map<Mode, std::string>& not_run);
 
 }  // namespace opc

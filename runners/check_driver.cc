@@ -233,11 +233,9 @@ ContractResult check_contract(const Contract& contract, const std::string& targe
     const CaseOps ops = bound.ops();
     auto contract_ptr = std::make_shared<const Contract>(contract);
     CaseWorker worker(ops, *contract_ptr, isolation_for(contract, options));
-    std::string no_cudagraph;
-    if (!contract.skip.count(Mode::Cudagraph)) {
-      no_cudagraph = cudagraph_unavailable_for(op, worker);
-      if (!no_cudagraph.empty()) r.modes[Mode::Cudagraph] = {"not_run", 0, no_cudagraph};
-    }
+    std::map<Mode, std::string> not_run;
+    const std::vector<Mode> run_modes = modes_to_run(contract, options.modes, op, worker, not_run);
+    for (const auto& [m, why] : not_run) r.modes[m] = {"not_run", 0, why};
     const std::string unfit = unfit_reason(*contract.schema, op.handle.schema());
     if (!unfit.empty() && !contract.skip.count(Mode::Eager))
       r.modes[Mode::Eager] = {"not_run", 0, unfit};
@@ -249,16 +247,6 @@ ContractResult check_contract(const Contract& contract, const std::string& targe
       int violating_made = 0;
       rc::Random master(options.seed);
       std::set<std::string> seen;  // clause/mode pairs already found and shrunk
-      std::vector<Mode> run_modes{Mode::Eager};
-      for (Mode m : {Mode::Fake, Mode::Compiled, Mode::Cudagraph}) {
-        if (contract.skip.count(m) || (m == Mode::Cudagraph && !no_cudagraph.empty())) continue;
-        if (!options.modes.empty() &&
-            std::find(options.modes.begin(), options.modes.end(), m) == options.modes.end()) {
-          r.modes[m] = {"not_run", 0, "left out by --modes"};
-          continue;
-        }
-        run_modes.push_back(m);
-      }
       worker.set_modes(run_modes);
       std::vector<bool> written(contract.args.size(), false);
       for (const auto& b : contract.branches) r.branches.emplace_back(b.name, 0);

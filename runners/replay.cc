@@ -1,7 +1,5 @@
 #include "runners/replay.h"
 
-#include <algorithm>
-
 #include "contracts/contract_loader.h"
 #include "generators/case_file.h"
 #include "generators/layout.h"
@@ -26,24 +24,14 @@ int run_replay(const ReplayOptions& o, std::ostream& out) {
   check.isolate = o.isolate;
   check.set_user_timeout(o.case_timeout_s);
   CaseWorker worker(bound.ops(), contract, isolation_for(contract, check));
-  std::vector<Mode> modes{Mode::Eager};
-  std::vector<std::string> not_run;
-  for (Mode m : {Mode::Fake, Mode::Compiled, Mode::Cudagraph}) {
-    std::string why;
-    if (auto skip = contract.skip.find(m); skip != contract.skip.end()) why = skip->second;
-    else if (!o.modes.empty() && std::find(o.modes.begin(), o.modes.end(), m) == o.modes.end())
-      why = "left out by --modes";
-    else if (m == Mode::Cudagraph) why = cudagraph_unavailable_for(bound.op, worker);
-    if (why.empty()) modes.push_back(m);
-    else not_run.push_back(std::string(to_string(m)) + " not run: " + why);
-  }
-  worker.set_modes(modes);
+  std::map<Mode, std::string> not_run;
+  worker.set_modes(modes_to_run(contract, o.modes, bound.op, worker, not_run));
 
   out << "replaying " << o.case_file << ": " << record.target << " under " << contract.file << "\n"
       << "   case: " << describe(c, contract) << "\n"
       << "   recorded: " << record.clause << (record.mode.empty() ? "" : " (" + record.mode + ")")
       << " with seed " << record.seed << ": " << record.message << "\n";
-  for (const auto& n : not_run) out << "   " << n << "\n";
+  for (const auto& [m, why] : not_run) out << "   " << to_string(m) << " not run: " << why << "\n";
   const CaseOutcome outcome = worker.run(c);
   out << (outcome.findings.empty() ? "now: no finding\n" : "now:\n");
   for (const Finding& f : outcome.findings)

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_run.h"
 #include "reports/badge.h"
 #include "reports/campaign_pages.h"
 #include "reports/campaign_report.h"
@@ -95,11 +96,6 @@ Campaign campaign_of(const std::vector<std::vector<Entry>>& files) {
   return c;
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-#define EXPECT_CONTAINS(text, part) \
-  EXPECT_TRUE(contains(text, part)) << "lacks '" << (part) << "' in:\n" << (text)
-
 std::string read(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   std::stringstream s;
@@ -113,32 +109,6 @@ fs::path scratch(const std::string& name) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;
-}
-
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-struct Ran {
-  int exit = -1;
-  std::string output;
-};
-
-Ran run_shell(const std::string& cmd, bool with_stderr = true) {
-  Ran r;
-  FILE* pipe = popen((cmd + (with_stderr ? " 2>&1" : " 2>/dev/null")).c_str(), "r");
-  if (!pipe) return r;
-  char buf[4096];
-  for (size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) r.output.append(buf, n);
-  const int status = pclose(pipe);
-  if (status != -1 && WIFEXITED(status)) r.exit = WEXITSTATUS(status);
-  return r;
-}
-
-Ran opcontract(const std::string& args) {
-  return run_shell("cd " + shell_quote(OPC_SOURCE_DIR) + " && " + shell_quote(OPC_BINARY) + " " + args);
 }
 
 // The first executable named `name` on PATH, or "".
@@ -455,7 +425,7 @@ TEST(CampaignJunit, ValidatesAgainstTheJunitSchema) {
   const fs::path dir = scratch("xsd");
   const std::string xsd = std::string(OPC_SOURCE_DIR) + "/tests/junit-10.xsd";
   write_file_atomically((dir / "junit.xml").string(), junit_xml(junit_campaign()));
-  Ran r = run_shell(shell_quote(xmllint) + " --noout --schema " + shell_quote(xsd) + " " +
+  Result r = run_shell(shell_quote(xmllint) + " --noout --schema " + shell_quote(xsd) + " " +
                     shell_quote((dir / "junit.xml").string()));
   EXPECT_EQ(r.exit, 0) << r.output;
   // The schema does check: a suite without its counts is refused.
@@ -558,17 +528,17 @@ TEST(CampaignCli, BadInputExitsTwo) {
   const std::string good = (dir / "good.json").string(), v2 = (dir / "v2.json").string();
   write_file_atomically(good, results({Entry{}}));
   write_file_atomically(v2, R"({"version":2,"contracts":[]})");
-  Ran r = opcontract("report " + shell_quote(good));
+  Result r = run("report " + shell_quote(good));
   EXPECT_EQ(r.exit, 2) << r.output;
   EXPECT_CONTAINS(r.output, "report needs at least one RESULTS.json (from check --json) and --out DIR");
-  r = opcontract("report /no/such/results.json --out " + shell_quote((dir / "out").string()));
+  r = run("report /no/such/results.json --out " + shell_quote((dir / "out").string()));
   EXPECT_EQ(r.exit, 2) << r.output;
   EXPECT_CONTAINS(r.output, "/no/such/results.json: cannot read it");
-  r = opcontract("report " + shell_quote(good) + " " + shell_quote(v2) + " --out " + shell_quote((dir / "out").string()));
+  r = run("report " + shell_quote(good) + " " + shell_quote(v2) + " --out " + shell_quote((dir / "out").string()));
   EXPECT_EQ(r.exit, 2) << r.output;
   EXPECT_CONTAINS(r.output, "v2.json: version 2, but this opcontract reads version 1");
   EXPECT_FALSE(fs::exists(dir / "out")) << "nothing is written from bad input";
-  r = opcontract("report " + shell_quote(good) + " --out " + shell_quote(good + "/out"));
+  r = run("report " + shell_quote(good) + " --out " + shell_quote(good + "/out"));
   EXPECT_EQ(r.exit, 2) << r.output;
   EXPECT_CONTAINS(r.output, "cannot create the folder");
   fs::remove_all(dir);
@@ -579,9 +549,9 @@ TEST(CampaignCli, ReportOfRealCheckRuns) {
   const fs::path dir = scratch("cli_real");
   const std::string chunk = "contracts/vllm/sequence_parallel_chunk_impl.yaml";
   const std::string plain = (dir / "plain.json").string(), regs = (dir / "regs.json").string();
-  ASSERT_EQ(opcontract("check " + chunk + " --cases 50 --json " + shell_quote(plain)).exit, 0);
-  ASSERT_EQ(opcontract("check " + chunk + " --cases 50 --regressions --json " + shell_quote(regs)).exit, 0);
-  const Ran r = opcontract("report " + shell_quote(plain) + " " + shell_quote(regs) + " --out " +
+  ASSERT_EQ(run("check " + chunk + " --cases 50 --json " + shell_quote(plain)).exit, 0);
+  ASSERT_EQ(run("check " + chunk + " --cases 50 --regressions --json " + shell_quote(regs)).exit, 0);
+  const Result r = run("report " + shell_quote(plain) + " " + shell_quote(regs) + " --out " +
                            shell_quote((dir / "out").string()));
   ASSERT_EQ(r.exit, 0) << r.output;
   const std::string md = read(dir / "out" / "summary.md");
@@ -612,7 +582,7 @@ TEST(CampaignDashboard, EveryOpRowIsInTheBrowsersDom) {
   c.cudagraph = mode("pass", 50, kCudagraphClauses);
   const Campaign campaign = campaign_of({{a, b}, {c}});
   write_campaign_report(campaign, (dir / "out").string());
-  const Ran r = run_shell("timeout 120 " + shell_quote(chromium) + " --headless --no-sandbox --disable-gpu " +
+  const Result r = run_shell("timeout 120 " + shell_quote(chromium) + " --headless --no-sandbox --disable-gpu " +
                           "--user-data-dir=" + shell_quote((dir / "profile").string()) + " --dump-dom " +
                           shell_quote("file://" + fs::absolute(dir / "out" / "index.html").string()),
                           /*with_stderr=*/false);

@@ -1,5 +1,6 @@
 // Runs the opcontract command line as a child process, for the tests of its exit codes
-// and output (tests/cli_test.cc, tests/hostile_inputs_test.cc).
+// and output (tests/cli_test.cc, tests/hostile_inputs_test.cc, ...), and any other shell
+// command a test needs the output of (run_shell).
 //
 //   const Result r = run("check contracts/vllm/foo.yaml --cases 50");
 //   EXPECT_EQ(r.exit, 2);
@@ -25,16 +26,13 @@ struct Result {
   std::string output;  // stdout, and stderr unless left out
 };
 
-// Runs `opcontract ARGS` in the repository root (so contracts are named by relative
-// paths, as users type them). `args` is shell text: the tests pass only fixed words.
-Result run(const std::string& args, bool with_stderr = true) {
-  const std::string cmd = "cd " + shell_quote(OPC_SOURCE_DIR) + " && " +
-                          shell_quote(OPC_BINARY) + " " + args +
-                          (with_stderr ? " 2>&1" : " 2>/dev/null");
+// Runs shell text `cmd`, collecting what it prints (with stderr unless left out).
+Result run_shell(const std::string& cmd, bool with_stderr = true) {
+  const std::string full = cmd + (with_stderr ? " 2>&1" : " 2>/dev/null");
   Result r;
-  FILE* pipe = popen(cmd.c_str(), "r");
+  FILE* pipe = popen(full.c_str(), "r");
   if (!pipe) {
-    ADD_FAILURE() << "popen failed: " << cmd;
+    ADD_FAILURE() << "popen failed: " << full;
     return r;
   }
   char buf[4096];
@@ -43,6 +41,13 @@ Result run(const std::string& args, bool with_stderr = true) {
   const int status = pclose(pipe);
   if (status != -1 && WIFEXITED(status)) r.exit = WEXITSTATUS(status);
   return r;
+}
+
+// Runs `opcontract ARGS` in the repository root (so contracts are named by relative
+// paths, as users type them). `args` is shell text: the tests pass only fixed words.
+Result run(const std::string& args, bool with_stderr = true) {
+  return run_shell("cd " + shell_quote(OPC_SOURCE_DIR) + " && " + shell_quote(OPC_BINARY) + " " + args,
+                   with_stderr);
 }
 
 bool contains(const std::string& text, const std::string& part) {

@@ -208,13 +208,7 @@ TEST(Fuzz, CtrlCStopsCleanlyAndKeepsTheResults) {
                           " fuzz " + kChunk + " --time 120 --out " + dir + " > " + log + " 2>&1 & pid=$!; " +
                           "while ! grep -q 'fuzzing' " + log + "; do sleep 0.1; done; sleep 1; " +
                           "kill -INT $pid; wait $pid; echo \"exit $?\"; cat " + log + "; }";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  std::string output;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) output.append(buf, n);
-  pclose(pipe);
+  const std::string output = run_shell(cmd).output;
   EXPECT_CONTAINS(output, "exit 130");
   EXPECT_CONTAINS(output, "stopped early: what was found is kept; the same command resumes");
   EXPECT_FALSE(contains(output, "- crash (")) << "the interrupted case must not read as a crash";

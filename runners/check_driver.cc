@@ -219,9 +219,13 @@ ContractResult check_contract(const Contract& contract, const std::string& targe
   r.op = contract.op;
   r.target = target;
   r.seed = options.seed;
-  for (Mode m : kAllModes)
-    if (auto skip = contract.skip.find(m); skip != contract.skip.end())
-      r.modes[m] = {"not_run", 0, std::string(kSkippedByContract) + ": " + skip->second};
+  // Every mode has a result, whatever ends the check: the ones that run are set after.
+  for (Mode m : kAllModes) {
+    const auto skip = contract.skip.find(m);
+    r.modes[m] = {"not_run", 0,
+                  skip != contract.skip.end() ? std::string(kSkippedByContract) + ": " + skip->second
+                                              : "the check ended (see its error) before this mode ran"};
+  }
   try {
     const BoundOps bound = bind_ops(contract, target);
     const OpBinding& op = bound.op;
@@ -237,8 +241,14 @@ ContractResult check_contract(const Contract& contract, const std::string& targe
     const std::vector<Mode> run_modes = modes_to_run(contract, options.modes, op, worker, not_run);
     for (const auto& [m, why] : not_run) r.modes[m] = {"not_run", 0, why};
     const std::string unfit = unfit_reason(*contract.schema, op.handle.schema());
-    if (!unfit.empty() && !contract.skip.count(Mode::Eager))
-      r.modes[Mode::Eager] = {"not_run", 0, unfit};
+    // Every mode runs on the eager mode's cases: without them, none runs.
+    const std::string no_cases = !unfit.empty() ? unfit
+                                 : contract.skip.count(Mode::Eager)
+                                     ? "the eager mode, whose cases every mode runs, is skipped by the contract"
+                                     : "";
+    if (!no_cases.empty())
+      for (Mode m : run_modes)
+        if (!contract.skip.count(m)) r.modes[m] = {"not_run", 0, no_cases};
     if (unfit.empty() && !contract.skip.count(Mode::Eager)) {
       const rc::Gen<Case> gen = case_gen(contract_ptr);
       // One case in ten breaks a requires on purpose, once a first valid case has run.

@@ -191,6 +191,22 @@ TEST(CliCheck, BundledContractHolds) {
   EXPECT_CONTAINS(r.output, "contracts holding: 1/1");
 }
 
+TEST(CliCheck, ATargetNoCaseFitsReportsEveryModeNotRun) {
+  // silu_and_mul takes other argument types than rms_norm's contract: a schema finding,
+  // and every mode not run with the reason, in the text and the JSON alike.
+  const std::string json = testing::TempDir() + "/unfit.json";
+  const Result r = run("check contracts/vllm/rms_norm.yaml --target opc_C::silu_and_mul --json " + json);
+  EXPECT_EQ(r.exit, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "   - schema:");
+  EXPECT_CONTAINS(r.output, "eager not run: the registered schema's argument or return types differ");
+  EXPECT_CONTAINS(r.output, "fake not run: the registered schema's argument or return types differ");
+  EXPECT_CONTAINS(r.output, "cudagraph not run: ");
+  std::ifstream in(json);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_CONTAINS(text.str(), "\"compiled\":{\"status\":\"not_run\"");
+}
+
 TEST(CliCheck, FindingsExitOne) {
   // The contract against the planted regression (a narrow view of x returned).
   const Result r = run("check " + kChunk +

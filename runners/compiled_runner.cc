@@ -49,13 +49,18 @@ CompiledObservation run_compiled(const OpBinding& op, const Contract& contract, 
   Materialized m = materialize(c, contract, facts);
   if (padding_variant >= 0) fill_padding(m, contract, facts.input(), padding_variant);
   std::vector<c10::IValue> args = m.args;
-  std::vector<std::pair<at::Tensor, at::Tensor>> clones;  // caller's view, functional clone
+  struct Clone {
+    int arg;
+    at::Tensor view, clone;  // the caller's tensor, its functional clone
+    TensorMeta before;
+  };
+  std::vector<Clone> clones;
   for (const TensorArg& t : m.tensors) {
     if (!op.annotations.mutable_arg[t.arg]) continue;
     at::Tensor clone = at::empty_strided(t.view.sizes(), t.view.strides(), t.view.options());
     clone.copy_(t.view);
     args[t.arg] = clone;
-    clones.emplace_back(t.view, clone);
+    clones.push_back({t.arg, t.view, clone, TensorMeta::of(clone)});
   }
   for (const TensorArg& t : m.tensors) out.obs.tensors.push_back(observe_arg(t.arg, t.storage, t.view, false));
   set_context(contract, c);
@@ -72,7 +77,11 @@ CompiledObservation run_compiled(const OpBinding& op, const Contract& contract, 
         break;
       }
   }
-  for (auto& [view, clone] : clones) view.copy_(clone);
+  for (const Clone& c : clones) {
+    const TensorMeta after = TensorMeta::of(c.clone);
+    if (after == c.before) c.view.copy_(c.clone);
+    else out.clone_changes.push_back({c.arg, c.before, after});
+  }
   observe_after(rets, out.obs);
   // Dead inputs: after the op, Inductor may hand a non-mutable input's buffer to someone
   // else. A return that reads that memory changes with it.

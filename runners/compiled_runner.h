@@ -6,7 +6,8 @@
 //  3. AOTAutograd's custom-op aliasing guard on the real call (PyTorch 2.11-2.13): a
 //     return whose StorageImpl is an input's, or an earlier return's, is an error;
 //     ops whose returns carry alias annotations (view ops) are exempt;
-//  4. copy the clones back into the caller's tensors;
+//  4. copy the clones back into the caller's tensors (a clone whose metadata the op
+//     changed cannot be: that is recorded instead);
 //  5. Inductor may reuse a dead input's memory: overwrite every non-mutable input and
 //     record whether any return changed.
 //
@@ -25,6 +26,14 @@ struct CompiledObservation {
   std::vector<std::vector<uint8_t>> return_bytes;  // each return, dense, before inputs were overwritten
   std::string guard_error;     // the aliasing guard's message, when it fired
   std::vector<int> changed_by_dead_inputs;  // returns whose bytes moved when inputs were overwritten
+  // Mutable arguments whose functional clone the op resized, re-strided, re-pointed or
+  // re-typed: schema index, the clone's metadata before and after. Such a clone is not
+  // copied back (it no longer fits the caller's tensor).
+  struct CloneChange {
+    int arg;
+    TensorMeta before, after;
+  };
+  std::vector<CloneChange> clone_changes;
 };
 
 // With `padding_variant` >= 0 the padding rows hold that variant's garbage

@@ -101,8 +101,20 @@ void capture_once(Captured& g, const OpBinding& op, const Contract& contract, at
   g.statics = to_device(h.m);
   // Warm-up outside the capture, as vLLM does, so lazy initialisation (cuBLAS handles,
   // workspaces) does not happen inside it.
+  std::vector<TensorMeta> before;
+  for (const TensorArg& t : g.statics.tensors) before.push_back(TensorMeta::of(t.view));
   call_boxed(op, g.statics.args);
   c10::cuda::device_synchronize();
+  // A graph replays into the buffers it captured: an op that gives its arguments another
+  // shape or storage cannot be captured meaningfully (the mutation clause says what changed).
+  for (size_t i = 0; i < before.size(); ++i)
+    if (const std::string change = metadata_change(before[i], TensorMeta::of(g.statics.tensors[i].view));
+        !change.empty()) {
+      g.error = "the op changed argument '" + contract.args[g.statics.tensors[i].arg].name +
+                "' (" + change + ") in the warm-up before capture at batch size " +
+                std::to_string(g.size) + ": a captured graph replays into the tensors as captured";
+      return;
+    }
   g.graph = std::make_unique<at::cuda::CUDAGraph>();
   g.graph->capture_begin(pool);
   try {

@@ -64,7 +64,12 @@ std::vector<c10::IValue> observe_call(const OpBinding& op, const std::vector<c10
 }
 
 void observe_after(const std::vector<c10::IValue>& rets, Observation& obs) {
-  for (ArgObservation& a : obs.tensors) a.after = TensorMeta::of(a.view);
+  for (ArgObservation& a : obs.tensors) {
+    a.after = TensorMeta::of(a.view);
+    // The op changed what the tensor is: judge the caller's memory through its own geometry.
+    if (!(a.after == a.before))
+      a.view = a.storage.as_strided(a.before.sizes, a.before.strides, a.before.storage_offset);
+  }
   for (const c10::IValue& r : rets) {
     ReturnObservation ro;
     ro.is_tensor = r.isTensor();

@@ -24,9 +24,19 @@ struct TensorMeta {
   bool operator==(const TensorMeta&) const = default;
 };
 
+// What an op changed about a tensor's identity between `before` and `after` (sizes,
+// strides, storage offset, dtype, storage), in words; "" when nothing. Without
+// `with_data`, a reallocated storage (same StorageImpl, new data pointer) does not count:
+// Meta storages have no data to compare.
+std::string metadata_change(const TensorMeta& before, const TensorMeta& after, bool with_data = true);
+
 struct ArgObservation {
   int arg = 0;  // schema index
   at::Tensor storage;
+  // The view as the caller handed it in. An op may resize, re-stride, re-point or re-type
+  // the tensor it was given; `after` records that, and `view` is then rebuilt from
+  // `storage` with the caller's geometry, so that every oracle reads the memory the caller
+  // owns rather than whatever the op left the tensor pointing at.
   at::Tensor view;
   TensorMeta before, after;
   std::vector<uint8_t> bytes_before;

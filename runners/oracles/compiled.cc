@@ -1,4 +1,6 @@
 // compiled: what torch.compile does to an opaque custom op must not change its meaning.
+#include <algorithm>
+
 #include "runners/compiled_runner.h"
 #include "runners/oracles/oracles.h"
 
@@ -36,6 +38,13 @@ std::vector<Finding> check_compiled(const CompiledInput& in) {
   std::vector<Finding> out;
   if (!compiled.guard_error.empty())
     out.push_back({"compiled", "torch.compile's custom-op aliasing guard fires: " + compiled.guard_error});
+  for (const auto& change : compiled.clone_changes)
+    out.push_back({"compiled", "argument '" + in.contract.args[change.arg].name +
+                                   "' is mutable, and the op changed the metadata of the "
+                                   "functional clone torch.compile hands it (" +
+                                   metadata_change(change.before, change.after) +
+                                   "): the result cannot be copied back into the caller's "
+                                   "tensor, which keeps its old shape and contents."});
   for (int r : compiled.changed_by_dead_inputs)
     out.push_back({"compiled", "return " + std::to_string(r) +
                                    " changed when the op's non-mutable inputs were overwritten after "
@@ -56,6 +65,9 @@ std::vector<Finding> check_compiled(const CompiledInput& in) {
   for (size_t i = 0; i < eager.tensors.size() && i < compiled.obs.tensors.size(); ++i) {
     const ArgObservation& e = eager.tensors[i];
     if (!in.registered.mutable_arg[e.arg]) continue;
+    auto not_copied_back = [&](const auto& change) { return change.arg == e.arg; };
+    if (std::any_of(compiled.clone_changes.begin(), compiled.clone_changes.end(), not_copied_back))
+      continue;  // reported above
     const std::vector<uint8_t> want = dense_bytes(e.view), got = dense_bytes(compiled.obs.tensors[i].view);
     if (want != got)
       out.push_back({"compiled", "argument '" + in.contract.args[e.arg].name +

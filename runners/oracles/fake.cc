@@ -74,6 +74,18 @@ std::vector<Finding> check_fake(const FakeInput& in) {
   if (fake.returns.size() != eager.returns.size())
     return {{"fake", "the Meta kernel returned " + std::to_string(fake.returns.size()) +
                          " values, eager " + std::to_string(eager.returns.size())}};
+  for (const ArgObservation& e : eager.tensors)
+    for (const ArgObservation& f : fake.tensors) {
+      if (f.arg != e.arg) continue;
+      const std::string ec = metadata_change(e.before, e.after, false),
+                        fc = metadata_change(f.before, f.after, false);
+      if (ec != fc)
+        out.push_back({"fake", "argument '" + in.contract.args[e.arg].name + "': eager " +
+                                   (ec.empty() ? "leaves its metadata as it was" : "changes it (" + ec + ")") +
+                                   ", the Meta kernel " +
+                                   (fc.empty() ? "leaves it as it was" : "changes it (" + fc + ")") +
+                                   ": the compiled program plans with the Meta kernel's tensors."});
+    }
   for (size_t r = 0; r < eager.returns.size(); ++r) {
     const ReturnObservation& e = eager.returns[r];
     const ReturnObservation& f = fake.returns[r];

@@ -1,26 +1,8 @@
 // mutation: arguments the schema does not mark mutable must come back bit for bit.
-#include "generators/case.h"
 #include "runners/oracles/oracles.h"
 #include "runners/oracles/storage_diff.h"
 
 namespace opc {
-namespace {
-
-// What about a tensor's identity changed, or "" when nothing did.
-std::string metadata_change(const TensorMeta& b, const TensorMeta& a) {
-  std::string s;
-  auto add = [&](const std::string& what) { s += (s.empty() ? "" : "; ") + what; };
-  if (b.sizes != a.sizes) add("sizes " + shape_text(b.sizes) + " -> " + shape_text(a.sizes));
-  if (b.strides != a.strides) add("strides " + shape_text(b.strides) + " -> " + shape_text(a.strides));
-  if (b.storage_offset != a.storage_offset)
-    add("storage offset " + std::to_string(b.storage_offset) + " -> " + std::to_string(a.storage_offset));
-  if (b.dtype != a.dtype) add("dtype changed");
-  if (b.storage != a.storage) add("it was re-pointed to another storage");
-  else if (b.data != a.data) add("its storage was reallocated");
-  return s;
-}
-
-}  // namespace
 
 std::vector<Finding> check_mutation(const OracleInput& in) {
   std::vector<Finding> out;
@@ -30,11 +12,18 @@ std::vector<Finding> check_mutation(const OracleInput& in) {
     const std::string meta = metadata_change(a.before, a.after);
     if (!meta.empty()) {
       out.push_back({"mutation", "argument '" + spec.name + "' " +
-                                     (is_mutable ? "is mutable, but the contract does not let "
-                                                      "the op resize or re-point it: "
-                                                    : "is not mutable in the schema, yet its "
-                                                      "metadata changed: ") +
-                                     meta});
+                                     (is_mutable ? "is mutable, but the op changed its metadata (" + meta +
+                                                       "): Tensor! lets an op write the caller's "
+                                                       "elements, not give the tensor a new shape, "
+                                                       "dtype or storage. torch.compile runs the op on "
+                                                       "a clone and copies it back into the caller's "
+                                                       "unchanged tensor, and a CUDA graph replays "
+                                                       "into the captured buffer, so callers read "
+                                                       "other results than eager gives"
+                                                 : "is not mutable in the schema, yet the op changed "
+                                                   "its metadata (" + meta +
+                                                       "): the caller's tensor is not what it handed "
+                                                       "in, and the compiler assumes it unchanged")});
       continue;
     }
     if (is_mutable) continue;

@@ -380,3 +380,102 @@ at::Tensor throws_an_int_when_empty(const at::Tensor& x) {
 
 TORCH_LIBRARY_FRAGMENT(opc_test, m) { m.def("throws_an_int_when_empty(Tensor x) -> Tensor"); }
 TORCH_LIBRARY_IMPL(opc_test, CPU, m) { m.impl("throws_an_int_when_empty", &throws_an_int_when_empty); }
+
+// Metadata changes: an op that gives a tensor it was handed another shape, strides,
+// storage or dtype, mutable or not. Registered CompositeExplicitAutograd, so the same code
+// runs in every mode (CPU, Meta, CUDA): each mode must survive it and report it.
+namespace {
+
+void copy_rows(at::Tensor& out, const at::Tensor& x) { out.copy_(x); }
+// The resize_ + copy_ pattern behind vLLM's MLA phantom output: for some inputs the
+// caller's buffer is resized to what the op thinks it should be.
+void copy_rows_shrinking_out(at::Tensor& out, const at::Tensor& x) {
+  if (x.size(0) < 2) return out.copy_(x), void();
+  out.resize_({x.size(0) - 1, x.size(1)});
+  out.copy_(x.narrow(0, 0, x.size(0) - 1));
+}
+// Grows past the storage's bytes, so its data is reallocated.
+void copy_rows_growing_out(at::Tensor& out, const at::Tensor& x) {
+  out.resize_({x.size(0) + 64, x.size(1)});
+  out.narrow(0, 0, x.size(0)).copy_(x);
+}
+void copy_rows_restriding_out(at::Tensor& out, const at::Tensor& x) {
+  if (x.size(0) > 1 && x.size(1) > 1) out.as_strided_(x.sizes(), {1, x.size(0)}, out.storage_offset());
+  out.copy_(x);
+}
+void copy_rows_repointing_out(at::Tensor& out, const at::Tensor& x) {
+  out.set_(at::empty_like(x));
+  out.copy_(x);
+}
+// A tensor of another dtype over fresh memory, through the TensorImpl: what
+// `out.data = ...` does in Python.
+void retype(const at::Tensor& t) {
+  // As many elements as the old storage, so t's sizes, strides and offset still fit.
+  const int64_t elems = static_cast<int64_t>(t.storage().nbytes()) / t.element_size();
+  at::Tensor other = at::empty({elems}, t.options().dtype(at::kDouble));
+  t.unsafeGetTensorImpl()->set_storage_and_dtype(other.storage(), other.dtype());
+}
+void copy_rows_retyping_out(at::Tensor& out, const at::Tensor& x) {
+  retype(out);
+  out.copy_(x);
+}
+// Eager copies; only the Meta kernel shrinks `out`: a fake that mispredicts the arguments.
+void copy_rows_shrinking_out_in_meta(at::Tensor& out, const at::Tensor& x) {
+  if (x.size(0) >= 2) out.resize_({x.size(0) - 1, x.size(1)});
+}
+
+at::Tensor doubles(const at::Tensor& x) { return x * 2; }
+at::Tensor doubles_shrinking_input(const at::Tensor& x) {
+  at::Tensor y = x * 2;
+  if (x.size(0) > 1) x.resize_({x.size(0) - 1, x.size(1)});
+  return y;
+}
+at::Tensor doubles_restriding_input(const at::Tensor& x) {
+  at::Tensor y = x * 2;
+  if (x.size(0) > 1 && x.size(1) > 1) x.as_strided_(x.sizes(), {1, x.size(0)}, x.storage_offset());
+  return y;
+}
+at::Tensor doubles_repointing_input(const at::Tensor& x) {
+  at::Tensor y = x * 2;
+  x.set_(at::empty_like(x));
+  return y;
+}
+at::Tensor doubles_retyping_input(const at::Tensor& x) {
+  at::Tensor y = x * 2;
+  retype(x);
+  return y;
+}
+
+}  // namespace
+
+TORCH_LIBRARY_FRAGMENT(opc_test, m) {
+  m.def("copy_rows(Tensor! out, Tensor x) -> ()");
+  m.def("copy_rows_shrinking_out(Tensor! out, Tensor x) -> ()");
+  m.def("copy_rows_growing_out(Tensor! out, Tensor x) -> ()");
+  m.def("copy_rows_restriding_out(Tensor! out, Tensor x) -> ()");
+  m.def("copy_rows_repointing_out(Tensor! out, Tensor x) -> ()");
+  m.def("copy_rows_retyping_out(Tensor! out, Tensor x) -> ()");
+  m.def("copy_rows_shrinking_out_in_meta(Tensor! out, Tensor x) -> ()");
+  m.def("doubles(Tensor x) -> Tensor");
+  m.def("doubles_shrinking_input(Tensor x) -> Tensor");
+  m.def("doubles_restriding_input(Tensor x) -> Tensor");
+  m.def("doubles_repointing_input(Tensor x) -> Tensor");
+  m.def("doubles_retyping_input(Tensor x) -> Tensor");
+}
+TORCH_LIBRARY_IMPL(opc_test, CompositeExplicitAutograd, m) {
+  m.impl("copy_rows", &copy_rows);
+  m.impl("copy_rows_shrinking_out", &copy_rows_shrinking_out);
+  m.impl("copy_rows_growing_out", &copy_rows_growing_out);
+  m.impl("copy_rows_restriding_out", &copy_rows_restriding_out);
+  m.impl("copy_rows_repointing_out", &copy_rows_repointing_out);
+  m.impl("copy_rows_retyping_out", &copy_rows_retyping_out);
+  m.impl("doubles", &doubles);
+  m.impl("doubles_shrinking_input", &doubles_shrinking_input);
+  m.impl("doubles_restriding_input", &doubles_restriding_input);
+  m.impl("doubles_repointing_input", &doubles_repointing_input);
+  m.impl("doubles_retyping_input", &doubles_retyping_input);
+}
+TORCH_LIBRARY_IMPL(opc_test, CPU, m) { m.impl("copy_rows_shrinking_out_in_meta", &copy_rows); }
+TORCH_LIBRARY_IMPL(opc_test, Meta, m) {
+  m.impl("copy_rows_shrinking_out_in_meta", &copy_rows_shrinking_out_in_meta);
+}

@@ -17,16 +17,45 @@
 #include "runners/compiled_runner.h"
 #include "runners/cudagraph_runner.h"
 #include "runners/eager_runner.h"
+#include "runners/error_text.h"
 #include "runners/fake_runner.h"
 #include "runners/oracles/oracles.h"
 #include "runners/oracles/storage_diff.h"
 
 namespace opc {
-std::vector<Finding> case_findings(const CaseOps& ops, const Contract& contract, const Case& c,
-                                   const CaseFacts& facts, const std::vector<Mode>& modes,
-                                   std::vector<bool>* written) {
+namespace {
+
+// The exception in flight, in words; `contract_named` says whether they name the contract
+// file already (a ContractError's file:line:column, a CheckError's context).
+std::string in_flight_text(bool& contract_named) {
+  contract_named = false;
+  try {
+    throw;
+  } catch (const CheckError& e) {
+    contract_named = true;
+    return e.what();
+  } catch (const ContractError& e) {
+    contract_named = true;
+    return e.what();
+  } catch (const rc::GenerationFailure& e) {
+    return std::string("no case meets the constraints and requires (") + e.what() +
+           "); loosen them or widen the dims";
+  } catch (const EvalError& e) {
+    return std::string("a contract expression failed: ") + e.what();
+  } catch (const std::exception& e) {
+    return error_text(e);
+  } catch (...) {
+    return "an exception that is not a std::exception";
+  }
+}
+
+std::vector<Finding> case_findings_unguarded(const CaseOps& ops, const Contract& contract,
+                                             const Case& c, const CaseFacts& facts,
+                                             const std::vector<Mode>& modes,
+                                             std::vector<bool>* written, Mode& current) {
   const OpBinding& op = ops.op;
   auto entering = [&](Mode m) {
+    current = m;
     if (ops.on_mode) ops.on_mode(m);
   };
   entering(Mode::Eager);
@@ -100,6 +129,27 @@ std::vector<Finding> case_findings(const CaseOps& ops, const Contract& contract,
     add(check_cudagraph(run_cudagraph(op, contract, c)), Mode::Cudagraph);
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<Finding> case_findings(const CaseOps& ops, const Contract& contract, const Case& c,
+                                   const CaseFacts& facts, const std::vector<Mode>& modes,
+                                   std::vector<bool>* written) {
+  Mode current = Mode::Eager;
+  try {
+    return case_findings_unguarded(ops, contract, c, facts, modes, written, current);
+  } catch (const CheckError&) {
+    throw;
+  } catch (...) {
+    // Not the op's doing (its throws are observed): an error of the check itself, said
+    // with where it happened so that it can be reproduced.
+    bool named = false;
+    const std::string why = in_flight_text(named);
+    throw CheckError(contract.file + ", target " + ops.op.name + ", in the " + to_string(current) +
+                     " mode, on the case " + describe(c, contract) + ": " + why +
+                     (verbose_errors() ? "" : kVerboseHint));
+  }
 }
 
 namespace {
@@ -194,22 +244,9 @@ BoundOps bind_ops(const Contract& contract, const std::string& target) {
 }
 
 std::string check_error_text(const Contract& contract) {
-  try {
-    throw;
-  } catch (const CheckError& e) {
-    return e.what();
-  } catch (const ContractError& e) {
-    return e.what();
-  } catch (const rc::GenerationFailure& e) {
-    return contract.file + ": no case meets the constraints and requires (" + e.what() +
-           "); loosen them or widen the dims";
-  } catch (const EvalError& e) {
-    return contract.file + ": a contract expression failed: " + e.what();
-  } catch (const std::exception& e) {
-    return contract.file + ": " + e.what();
-  } catch (...) {
-    return contract.file + ": an exception that is not a std::exception";
-  }
+  bool named = false;
+  const std::string text = in_flight_text(named);
+  return named ? text : contract.file + ": " + text;
 }
 
 ContractResult check_contract(const Contract& contract, const std::string& target,
@@ -298,8 +335,16 @@ ContractResult check_contract(const Contract& contract, const std::string& targe
         ++r.replayed;
         run_case(c, !broken_requires(CaseFacts(c, contract), contract).empty(), nullptr, 0, file);
       }
+      // Each mode that ran passes unless it found something.
+      auto settle_modes = [&](ContractResult& result) {
+        for (Mode m : run_modes) {
+          bool failed = false;
+          for (const auto& f : result.findings) failed |= f.mode == to_string(m);
+          result.modes[m] = {failed ? "fail" : "pass", result.cases, ""};
+        }
+      };
       const auto start = std::chrono::steady_clock::now();
-      auto last_report = start;
+      auto last_report = start, last_checkpoint = start;
       int ran = 0;
       int i = 0;
       for (; i < options.cases && !stopping(); ++i) {
@@ -328,14 +373,22 @@ ContractResult check_contract(const Contract& contract, const std::string& targe
         violating_made += breaks;
         ++ran;
         run_case(c, breaks, &s, i + 1, "");
+        if (options.checkpoint) {
+          const auto now = std::chrono::steady_clock::now();
+          if (now - last_checkpoint >= std::chrono::duration<double>(options.checkpoint_every_s)) {
+            last_checkpoint = now;
+            ContractResult so_far = r;
+            so_far.next_case = i + 1;
+            so_far.stopped = true;
+            settle_modes(so_far);
+            so_far.verdict = so_far.findings.empty() ? "pass" : "fail";
+            options.checkpoint(so_far);
+          }
+        }
       }
       r.next_case = i;
       r.stopped = options.stop && options.stop->load();
-      for (Mode m : run_modes) {
-        bool failed = false;
-        for (const auto& f : r.findings) failed |= f.mode == to_string(m);
-        r.modes[m] = {failed ? "fail" : "pass", r.cases, ""};
-      }
+      settle_modes(r);
       for (const ArgSpec& a : contract.args)
         if (a.is_tensor && op.annotations.mutable_arg[a.index] && !written[a.index])
           r.warnings.push_back("argument '" + a.name + "' is declared mutable but was never "

@@ -64,6 +64,10 @@ struct CheckOptions {
   std::optional<std::chrono::steady_clock::time_point> deadline;  // no new case after it
   const std::atomic<bool>* stop = nullptr;  // set by a signal handler: stop after this case
   std::function<void(const ContractFinding&)> on_finding;  // each new finding, once shrunk
+  // Called every `checkpoint_every_s` seconds with the result so far (its next_case the
+  // case to resume at, `stopped` set): a campaign saves it, so a SIGKILL loses seconds.
+  std::function<void(const ContractResult& so_far)> checkpoint;
+  double checkpoint_every_s = 2;
 };
 
 struct ModeResult {

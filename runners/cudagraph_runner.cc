@@ -13,6 +13,7 @@
 #include "generators/case_gen.h"
 #include "generators/layout.h"
 #include "runners/eager_runner.h"
+#include "runners/error_text.h"
 #include "runners/materialize.h"
 
 namespace opc {
@@ -78,12 +79,7 @@ std::vector<std::pair<std::string, at::Tensor>> results(const Contract& contract
   return out;
 }
 
-std::string cuda_text(const std::exception& e) {
-  std::string s = e.what();
-  // c10's messages end with a C++ backtrace in debug builds: keep the first paragraph.
-  if (size_t cut = s.find("\nException raised from"); cut != std::string::npos) s.resize(cut);
-  return s;
-}
+std::string cuda_text(const std::exception& e) { return error_text(e); }
 
 // One graph: its static inputs (allocated once, at capture size) and its outputs, which
 // live in the graph's pool and are rewritten by each replay.

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "ops/sim_context.h"
+#include "runners/error_text.h"
 
 namespace opc {
 
@@ -52,8 +53,7 @@ std::vector<c10::IValue> observe_call(const OpBinding& op, const std::vector<c10
     return call_boxed(op, args);
   } catch (const std::exception& e) {
     obs.threw = true;
-    obs.error = e.what();
-    obs.error = obs.error.substr(0, obs.error.find("\nException raised from"));
+    obs.error = error_text(e);
     return {};
   } catch (...) {
     // The op threw something that is not an exception object (throw 42): still its throw.

@@ -173,10 +173,24 @@ int run_fuzz_campaign(const std::vector<std::shared_ptr<const Contract>>& contra
     };
     RunEntry e;
     e.contract = c;
-    e.result = check_contract(*c, target, options);
-    if (tty) std::fprintf(stderr, "\r\033[K");
     e.replay_base = o.replay_base + " " + c->file + " --target " + target;
     e.case_replay_base = o.case_replay_base;
+    // Every few seconds, the state and the results so far: a killed campaign (SIGKILL, an
+    // OOM kill, a lost CI runner) resumes within seconds of where it was.
+    options.checkpoint = [&](const ContractResult& so_far) {
+      try {
+        save_state(state, o, target, so_far.next_case);
+        std::vector<RunEntry> with_partial = run;
+        with_partial.push_back(e);
+        with_partial.back().result = so_far;
+        write_file_atomically(results, json_report(with_partial));
+      } catch (const std::exception& err) {
+        // The campaign goes on; its end writes everything again.
+        out << "[opcontract] could not save the progress: " << err.what() << "\n";
+      }
+    };
+    e.result = check_contract(*c, target, options);
+    if (tty) std::fprintf(stderr, "\r\033[K");
     if (e.result.verdict != "error") save_state(state, o, target, e.result.next_case);
     run.push_back(std::move(e));
     print_text_report(out, {run.back()});

@@ -30,64 +30,104 @@
 #include "reports/run_report.h"
 #include "runners/bench.h"
 #include "runners/check_driver.h"
+#include "runners/error_text.h"
 #include "runners/fuzz_campaign.h"
 #include "runners/op_binding.h"
 #include "runners/replay.h"
 
 namespace {
 
-const char* kUsage = R"(usage:
-  opcontract check CONTRACT... [--target Q] [--regressions] [--load LIB.so]...
+// Each command's usage, printed by `opcontract COMMAND --help`; all of them by --help.
+struct CommandHelp {
+  const char* name;
+  const char* text;
+};
+
+const CommandHelp kCommands[] = {
+    {"check", R"(  opcontract check CONTRACT... [--target Q] [--regressions] [--load LIB.so]...
                                [--cases N] [--seed S] [--json FILE]
                                [--case-timeout SECONDS] [--no-isolation]
                                [--known FILE [--update-known]] [--modes M,...]
-  opcontract bench CONTRACT... [--target Q] [--load LIB.so]... [--cases N] [--seed S]
-  opcontract list [--load LIB.so]... [--contracts DIR]...
-  opcontract draft QUALNAME[.OVERLOAD] [--load LIB.so]... [--out FILE]
-  opcontract report RESULTS.json... --out DIR
-  opcontract fuzz CONTRACT... (--time DUR | --cases N) --out DIR [--corpus DIR] [--seed S]
+
+  Checks each contract against its op: the contract's `op` when registered, else its
+  `port` (opcontract's bundled port), or Q given with --target.
+  --regressions  checks each contract's listed regression targets instead; passes when each
+             is caught by exactly the clauses it expects.
+  --load     loads an op library (dlopen) before checking; repeatable.
+  --cases    generated cases per contract (default 100).
+  --seed     seed of the case generator (default 20261202): same seed, same cases.
+  --json     also writes the results as JSON (contract-format.md, "Results").
+  --case-timeout  seconds one case may take, all modes together (default: the contract's
+             time_limit, else 10); an op past it is killed and reported as a crash.
+  --no-isolation  runs the op in this process instead of a forked worker (for a debugger):
+             a crash of the op then ends the run.
+  --known    an expected-failures file (JSON): a finding it lists for the contract and target
+             is known (xfail), a new one fails, a listed one not found fails (xpass).
+  --update-known  rewrites that file from this run's findings (listed reasons kept).
+  --modes    the modes to run besides eager, e.g. fake,compiled (default: the contract's).
+)"},
+    {"fuzz", R"(  opcontract fuzz CONTRACT... (--time DUR | --cases N) --out DIR [--corpus DIR] [--seed S]
                               [--shard I/N] [--modes M,...] [--target Q] [--load LIB.so]...
                               [--case-timeout SECONDS] [--no-isolation] [--known FILE]
-  opcontract replay CASE.yaml [--contract FILE] [--modes M,...] [--load LIB.so]...
+
+  A campaign: per contract, replays the corpus (DIR/<contract>/*.yaml) first, then runs
+  generated cases until --time (90s, 15m, 2h) or --cases is spent; --shard I/N runs the
+  cases i with i % N == I of the same sequence, so shards merged (report) find what one run
+  finds. Each new finding is saved into the corpus at once; the progress (state) and the
+  results so far are saved every few seconds, so rerunning the same command resumes within
+  seconds of where it stopped, even after a SIGKILL. Ctrl-C stops cleanly (exit 130).
+)"},
+    {"replay", R"(  opcontract replay CASE.yaml [--contract FILE] [--modes M,...] [--load LIB.so]...
                               [--case-timeout SECONDS] [--no-isolation]
 
-check      checks each contract against its op: the contract's `op` when registered,
-           else its `port` (opcontract's bundled port), or Q given with --target.
---regressions  checks each contract's listed regression targets instead; passes when each
-           is caught by exactly the clauses it expects.
---load     loads an op library (dlopen) before checking; repeatable.
---cases    generated cases per contract (default 100; bench: 2000).
---seed     seed of the case generator (default 20261202): same seed, same cases.
---json     also writes the results as JSON (contract-format.md, "Results").
---case-timeout  seconds one case may take, all modes together (default: the contract's
-           time_limit, else 10); an op past it is killed and reported as a crash.
---no-isolation  runs the op in this process instead of a forked worker (for a debugger):
-           a crash of the op then ends the run.
---known    an expected-failures file (JSON): a finding it lists for the contract and target
-           is known (xfail), a new one fails, a listed one not found fails (xpass).
---update-known  rewrites that file from this run's findings (listed reasons kept).
-bench      prints the op's bare call rate and the checked-case rate on the same inputs, and
-           per listed regression the cases until it is caught and the size of the shrunk case.
-list       lists the ops the --load libraries register (without --load: opcontract's bundled
-           ports, namespaces opc_*), each with the contracts under DIR (default contracts/)
-           that cover it, or NO CONTRACT.
-draft      writes a contract skeleton from the op's registered schema (stdout, or --out FILE,
-           which must not exist yet).
-report     merges `check --json` result files (shards, runners, --regressions runs) and
-           writes DIR/summary.md, junit.xml, index.html and badges/<op>.{svg,json};
-           exit 0 once written, findings or not, 2 on a bad result file or DIR.
+  Runs one case file (from a corpus) again and prints what the op did.
+)"},
+    {"bench", R"(  opcontract bench CONTRACT... [--target Q] [--load LIB.so]... [--cases N] [--seed S]
 
-fuzz       a campaign: per contract, replays the corpus (DIR/<contract>/*.yaml) first, then
-           runs generated cases until --time (90s, 15m, 2h) or --cases is spent; --shard I/N
-           runs the cases i with i % N == I of the same sequence, so shards merged (report)
-           find what one run finds. Each new finding is saved into the corpus at once;
-           DIR/results[.shard-I-of-N].json after each contract; rerunning the same command
-           resumes. Ctrl-C stops cleanly (exit 130), keeping everything.
---modes    the modes to run besides eager, e.g. fake,compiled (default: the contract's).
-replay     runs one case file (from a corpus) again and prints what the op did.
+  Prints the op's bare call rate and the checked-case rate on the same inputs (default
+  2000 cases), and per listed regression the cases until it is caught and the size of the
+  shrunk case.
+)"},
+    {"list", R"(  opcontract list [--load LIB.so]... [--contracts DIR]...
 
+  Lists the ops the --load libraries register (without --load: opcontract's bundled ports,
+  namespaces opc_*), each with the contracts under DIR (default contracts/) that cover it,
+  or NO CONTRACT.
+)"},
+    {"draft", R"(  opcontract draft QUALNAME[.OVERLOAD] [--load LIB.so]... [--out FILE]
+
+  Writes a contract skeleton from the op's registered schema (stdout, or --out FILE, which
+  must not exist yet).
+)"},
+    {"report", R"(  opcontract report RESULTS.json... --out DIR
+
+  Merges `check --json` result files (shards, runners, --regressions runs) and writes
+  DIR/summary.md, junit.xml, index.html and badges/<op>.{svg,json}; exit 0 once written,
+  findings or not, 2 on a bad result file or DIR.
+)"},
+};
+
+const char* kEveryCommand = R"(
+Every command takes -h/--help (its usage) and --verbose (an internal error's message with
+PyTorch's C++ backtrace; also OPCONTRACT_VERBOSE=1). opcontract --version prints the version
+and the LibTorch it was built against.
 exit: 0 holds, 1 findings, 2 usage / contract / load error.
 )";
+
+void print_usage(std::ostream& out, const std::string& command = "") {
+  out << "usage:\n";
+  for (const CommandHelp& c : kCommands) {
+    if (!command.empty() && command != c.name) continue;
+    out << c.text;
+    if (command.empty()) out << "\n";
+  }
+  out << kEveryCommand;
+}
+
+std::string version_text() {
+  return std::string("opcontract ") + OPC_VERSION + ", built against LibTorch " + OPC_TORCH_VERSION +
+         " (" + OPC_TORCH_FLAVOUR + ")";
+}
 
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -105,6 +145,7 @@ struct Args {
   std::string corpus, contract;
   std::string known;          // --known FILE (the expected-failures ratchet)
   bool update_known = false;
+  bool help = false;          // -h/--help after the command: its usage
   std::vector<opc::Mode> modes;
   int cases = -1;
   uint64_t seed = opc::kDefaultSeed;
@@ -161,7 +202,8 @@ Args parse_args(int argc, char** argv) {
   Args a;
   if (argc < 2) throw UsageError("no command given");
   a.command = argv[1];
-  const std::vector<std::string> commands = {"check", "bench", "list", "draft", "report", "fuzz", "replay"};
+  std::vector<std::string> commands;
+  for (const CommandHelp& c : kCommands) commands.push_back(c.name);
   if (std::find(commands.begin(), commands.end(), a.command) == commands.end())
     throw UsageError("unknown command '" + a.command + "' (commands: " + opc::join(commands) + ")");
   const bool runs = a.command == "check" || a.command == "bench" || a.command == "fuzz";
@@ -172,7 +214,9 @@ Args parse_args(int argc, char** argv) {
       if (i + 1 >= argc) throw UsageError(arg + " needs a value");
       return argv[++i];
     };
-    if (arg == "--target" && runs) a.target = value();
+    if (arg == "-h" || arg == "--help") a.help = true;
+    else if (arg == "--verbose") opc::set_verbose_errors(true);
+    else if (arg == "--target" && runs) a.target = value();
     else if (arg == "--load") a.loads.push_back(value());
     else if (arg == "--json" && a.command == "check") a.json = value();
     else if (arg == "--regressions" && a.command == "check") a.regressions = true;
@@ -198,6 +242,7 @@ Args parse_args(int argc, char** argv) {
     else if (arg.rfind("--", 0) == 0) throw UsageError("unknown option '" + arg + "' for " + a.command);
     else a.contracts.push_back(arg);
   }
+  if (a.help) return a;  // asked for the usage: nothing else matters
   if (a.command == "list" && !a.contracts.empty())
     throw UsageError("list takes no CONTRACT; --contracts DIR says where contracts live");
   if (a.command == "draft" && a.contracts.size() != 1)
@@ -391,16 +436,28 @@ int run_check(const Args& a, const std::vector<std::shared_ptr<const opc::Contra
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc >= 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "help")) {
-    std::cout << kUsage;
+  const std::string first = argc >= 2 ? argv[1] : "";
+  if (first == "--help" || first == "-h" || first == "help") {
+    print_usage(std::cout);
+    return 0;
+  }
+  if (first == "--version") {
+    std::cout << version_text() << "\n";
     return 0;
   }
   Args a;
   try {
     a = parse_args(argc, argv);
   } catch (const UsageError& e) {
-    std::cerr << "opcontract: " << e.what() << "\n\n" << kUsage;
+    std::cerr << "opcontract: " << e.what() << "\n\n";
+    const bool known = std::any_of(std::begin(kCommands), std::end(kCommands),
+                                   [&](const CommandHelp& c) { return first == c.name; });
+    print_usage(std::cerr, known ? first : "");
     return 2;
+  }
+  if (a.help) {
+    print_usage(std::cout, a.command);
+    return 0;
   }
   // One core: results and speed do not depend on the machine's thread count.
   at::set_num_threads(1);
@@ -448,7 +505,7 @@ int main(int argc, char** argv) {
     std::cerr << "opcontract: " << e.what() << "\n";
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "opcontract: error: " << e.what() << "\n";
+    std::cerr << "opcontract: error: " << opc::error_text(e) << "\n";
     return 2;
   }
 }

@@ -100,7 +100,7 @@ TEST(CliUsage, OptionsOfCheckOnlyAreUnknownToBench) {
 TEST(CliUsage, UnknownCommandAndNoCommand) {
   Result r = run("frobnicate " + kChunk);
   EXPECT_EQ(r.exit, 2) << r.output;
-  EXPECT_CONTAINS(r.output, "unknown command 'frobnicate' (commands: check, bench, list, draft, report");
+  EXPECT_CONTAINS(r.output, "unknown command 'frobnicate' (commands: check, fuzz, replay, bench, list, draft, report)");
   r = run("");
   EXPECT_EQ(r.exit, 2) << r.output;
   EXPECT_CONTAINS(r.output, "opcontract: no command given");
@@ -152,6 +152,45 @@ TEST(CliUsage, Help) {
   EXPECT_EQ(r.exit, 0) << r.output;
   EXPECT_CONTAINS(r.output, "usage:");
   EXPECT_CONTAINS(r.output, "exit: 0 holds, 1 findings, 2 usage / contract / load error.");
+}
+
+TEST(CliUsage, EveryCommandHasItsOwnHelp) {
+  for (const std::string command : {"check", "fuzz", "replay", "bench", "list", "draft", "report"})
+    for (const std::string flag : {"--help", "-h"}) {
+      const Result r = run(command + " " + flag);
+      EXPECT_EQ(r.exit, 0) << command << " " << flag << ": " << r.output;
+      EXPECT_CONTAINS(r.output, "opcontract " + command + " ");
+      // Its own usage only: another command's line is not in it.
+      EXPECT_FALSE(contains(r.output, command == "list" ? "opcontract draft" : "opcontract list"))
+          << r.output;
+    }
+}
+
+TEST(CliUsage, VersionNamesTheLibTorch) {
+  const Result r = run("--version");
+  EXPECT_EQ(r.exit, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "opcontract 0.");
+  EXPECT_CONTAINS(r.output, "built against LibTorch 2.");
+}
+
+// An error of the check itself (here: observing a sparse return, which has no storage)
+// prints one line saying where it happened; PyTorch's backtrace only with --verbose.
+TEST(CliErrors, InternalErrorsAreOneLineWithWhereItHappened) {
+  const std::string check = "check tests/contracts/alias.yaml --target opc_test::returns_sparse --load " +
+                            shell_quote(OPC_TEST_OPS) + " --cases 5";
+  Result r = run(check);
+  EXPECT_EQ(r.exit, 2) << r.output;
+  EXPECT_CONTAINS(r.output, "opcontract: error: tests/contracts/alias.yaml, target "
+                            "opc_test::returns_sparse, in the eager mode, on the case rows=");
+  EXPECT_CONTAINS(r.output, "Cannot access storage of SparseTensorImpl");
+  EXPECT_CONTAINS(r.output, "--verbose or OPCONTRACT_VERBOSE=1 shows PyTorch's backtrace");
+  EXPECT_FALSE(contains(r.output, "frame #")) << r.output;
+  EXPECT_FALSE(contains(r.output, "Exception raised from")) << r.output;
+  for (const std::string verbose : {check + " --verbose", "env OPCONTRACT_VERBOSE=1 " + shell_quote(OPC_BINARY) + " " + check}) {
+    r = verbose.rfind("env ", 0) == 0 ? run_shell("cd " + shell_quote(OPC_SOURCE_DIR) + " && " + verbose) : run(verbose);
+    EXPECT_EQ(r.exit, 2) << r.output;
+    EXPECT_CONTAINS(r.output, "Exception raised from");
+  }
 }
 
 // ---------------------------------------------------------------------------------------

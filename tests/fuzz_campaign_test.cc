@@ -216,6 +216,31 @@ TEST(Fuzz, CtrlCStopsCleanlyAndKeepsTheResults) {
   EXPECT_CONTAINS(read(fs::path(dir) / "contracts_vllm_sequence_parallel_chunk_impl.state"), "next_case ");
 }
 
+// A campaign killed outright (SIGKILL: an OOM kill, a lost CI runner) loses seconds, not
+// the run: its state and results are saved every few seconds, and the same command resumes.
+TEST(Fuzz, ASigkilledCampaignResumesWhereItWas) {
+  const std::string dir = fresh_dir("fuzz_sigkill");
+  fs::create_directories(dir);
+  const std::string log = dir + "/log";
+  const std::string fuzz = shell_quote(OPC_BINARY) + " fuzz " + kChunk +
+                           " contracts/vllm/rms_norm.yaml --time 60 --out " + dir;
+  // SIGKILL 5 s after the campaign started (its first line), however slow the start is.
+  const std::string cmd = "cd " + shell_quote(OPC_SOURCE_DIR) + " && { " + fuzz + " > " + log +
+                          " 2>&1 & pid=$!; while ! grep -q 'fuzzing' " + log +
+                          "; do sleep 0.1; done; sleep 5; kill -KILL $pid; wait $pid; echo \"exit $?\"; }";
+  EXPECT_CONTAINS(run_shell(cmd).output, "exit 137");
+  const std::string state = read(fs::path(dir) / "contracts_vllm_sequence_parallel_chunk_impl.state");
+  const size_t at = state.find("next_case ");
+  ASSERT_NE(at, std::string::npos) << "no state saved before the kill: " << state;
+  const int saved = std::stoi(state.substr(at + 10));
+  EXPECT_GT(saved, 0);
+  EXPECT_CONTAINS(read(fs::path(dir) / "results.json"), "opc_vllm::sequence_parallel_chunk_impl");
+  // The same command goes on from there (stopped again at once: only the resume matters).
+  const Result r = run_shell("cd " + shell_quote(OPC_SOURCE_DIR) + " && timeout -s INT 3 " + fuzz);
+  EXPECT_CONTAINS(r.output, "resuming opc_vllm::sequence_parallel_chunk_impl at generated case " +
+                                std::to_string(saved + 1));
+}
+
 TEST(Fuzz, UsageErrors) {
   EXPECT_EQ(run("fuzz " + kChunk + " --out /tmp/x").exit, 2);
   Result r = run("fuzz " + kChunk + " --cases 10 --out /tmp/x --shard 2/2");

@@ -479,3 +479,11 @@ TORCH_LIBRARY_IMPL(opc_test, CPU, m) { m.impl("copy_rows_shrinking_out_in_meta",
 TORCH_LIBRARY_IMPL(opc_test, Meta, m) {
   m.impl("copy_rows_shrinking_out_in_meta", &copy_rows_shrinking_out_in_meta);
 }
+
+// A sparse return: no strides, so observing it fails inside the check. Used by the CLI
+// tests of how an error of the check itself is printed (one line, where, no backtrace).
+namespace {
+at::Tensor returns_sparse(const at::Tensor& x) { return x.to_sparse(); }
+}  // namespace
+TORCH_LIBRARY_FRAGMENT(opc_test, m) { m.def("returns_sparse(Tensor x) -> Tensor"); }
+TORCH_LIBRARY_IMPL(opc_test, CPU, m) { m.impl("returns_sparse", &returns_sparse); }

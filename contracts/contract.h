@@ -215,6 +215,9 @@ struct Contract {
   std::map<c10::ScalarType, Tolerance> tolerance;
   std::vector<KnownFinding> known_findings;
   double time_limit_s = 0;  // `time_limit:` seconds per case; 0: the checker's default
+  // `python_context:` "module:function" the embedded Python calls with the case's context
+  // values (keyword arguments) before each call, for Python ops that read process state.
+  std::string python_context;
   bool deterministic = true;  // `determinism: bitwise` (default): the same case, the same bytes
   std::vector<Regression> regressions;
 

@@ -146,7 +146,7 @@ Contract Loader::load(const YAML::Node& root) {
   f.allow({"op", "overload", "port", "upstream", "schema", "context", "dims", "args",
            "constraints", "requires", "branches", "aliasing", "returns", "mutates", "skip",
            "modes", "determinism", "padding", "cudagraph", "reference", "tolerance",
-           "known_findings", "donates", "time_limit", "regressions"});
+           "known_findings", "donates", "time_limit", "regressions", "python_context"});
 
   YAML::Node op = f.need("op");
   c.op = scalar(op, "op");
@@ -234,6 +234,15 @@ Contract Loader::load(const YAML::Node& root) {
   load_reference(f.take("reference"), f.take("tolerance"), c);
   if (YAML::Node n = f.take("known_findings")) load_known_findings(n, c);
   if (YAML::Node n = f.take("donates")) load_donates(n, c);
+  if (YAML::Node n = f.take("python_context")) {
+    c.python_context = scalar(n, "python_context");
+    const size_t colon = c.python_context.find(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == c.python_context.size())
+      fail(n, "python_context must name a Python function as module:function (e.g. "
+              "my_hooks:set_tp), called with the context values before each call");
+    if (c.values.empty() || std::none_of(c.values.begin(), c.values.end(), [](const auto& v) { return v.is_context; }))
+      fail(n, "python_context is called with the context: values, and this contract has none");
+  }
   if (YAML::Node n = f.take("time_limit")) {
     try {
       c.time_limit_s = n.as<double>();

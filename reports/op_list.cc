@@ -37,7 +37,7 @@ std::map<std::string, std::vector<std::string>> roles(
 
 int print_op_list(std::ostream& out, const std::vector<std::string>& ops,
                   const std::vector<std::shared_ptr<const Contract>>& contracts,
-                  const std::string& where) {
+                  const std::string& where, const std::map<std::string, std::string>& fakes) {
   std::vector<std::string> sorted = ops;
   std::sort(sorted.begin(), sorted.end());
   const auto covered = roles(contracts);
@@ -46,6 +46,7 @@ int print_op_list(std::ostream& out, const std::vector<std::string>& ops,
   int lacking = 0;
   for (const auto& op : sorted) {
     out << std::left << std::setw(static_cast<int>(width) + 2) << op;
+    if (auto fake = fakes.find(op); fake != fakes.end()) out << "[fake: " << fake->second << "]  ";
     auto it = covered.find(op);
     if (it == covered.end()) {
       ++lacking;

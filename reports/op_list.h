@@ -7,6 +7,7 @@
 // command that drafts their contract.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -16,10 +17,10 @@
 
 namespace opc {
 
-// Prints one line per op in `ops` ("ns::name" or "ns::name.overload"), sorted; returns
-// how many no contract covers.
+// Prints one line per op in `ops` ("ns::name" or "ns::name.overload"), sorted, with where
+// its fake comes from when `fakes` knows; returns how many no contract covers.
 int print_op_list(std::ostream& out, const std::vector<std::string>& ops,
                   const std::vector<std::shared_ptr<const Contract>>& contracts,
-                  const std::string& where);
+                  const std::string& where, const std::map<std::string, std::string>& fakes = {});
 
 }  // namespace opc

@@ -18,6 +18,8 @@
 #include "runners/eager_runner.h"
 #include "runners/fake_runner.h"
 #include "runners/oracles/oracles.h"
+#include "runners/python_bridge.h"
+#include "runners/torch_compile_runner.h"
 
 namespace opc {
 namespace {
@@ -82,6 +84,18 @@ void bench_regressions(const Contract& contract, uint64_t seed, std::ostream& ou
 
 }  // namespace
 
+// Starts the embedded Python for the real fake and compiled figures; false, with the
+// reason among the lines, when there is none.
+bool python_for_bench(std::vector<std::string>& lines) {
+  try {
+    python::start();
+    return true;
+  } catch (const std::exception& e) {
+    lines.push_back(std::string("PyTorch's fake and torch.compile: not run (") + e.what() + ")");
+    return false;
+  }
+}
+
 void run_bench(const Contract& contract, const std::string& target, int cases, uint64_t seed,
                std::ostream& out) {
   const SourceLoc& where = target == contract.port ? contract.port_loc : contract.op_loc;
@@ -122,12 +136,41 @@ void run_bench(const Contract& contract, const std::string& target, int cases, u
   // check makes anyway): Meta tensors; clones, guard, copy-back and poisoned inputs.
   const bool fake_runs = !contract.skip.count(Mode::Fake);
   const double fake = !fake_runs ? 0 : case_rate([&](const Case& c) {
-    run_fake(op, contract, c, CaseFacts(c, contract));
+    run_fake_meta(op, contract, c, CaseFacts(c, contract));
   });
   const bool compiled_runs = !contract.skip.count(Mode::Compiled);
   const double compiled = !compiled_runs ? 0 : case_rate([&](const Case& c) {
     run_compiled(op, contract, c, CaseFacts(c, contract));
   });
+  // The real PyTorch's fake and compiled modes, after a warm-up pass over the same cases
+  // (torch.compile compiles once per guard set; the count says how often).
+  std::vector<std::string> pytorch_lines;
+  if ((fake_runs || compiled_runs) && python_for_bench(pytorch_lines)) {
+    char text[200];
+    for (const bool symbolic : {false, true}) {
+      if (!fake_runs) break;
+      std::snprintf(text, sizeof text, "fake (PyTorch FakeTensorMode, %s sizes): %.0f cases/s",
+                    symbolic ? "symbolic" : "static", case_rate([&](const Case& c) {
+                      run_fake_pytorch(op, contract, c, CaseFacts(c, contract), symbolic);
+                    }));
+      pytorch_lines.push_back(text);
+    }
+    for (const char* backend : kTorchCompileBackends) {
+      if (!compiled_runs) break;
+      int compilations = 0;
+      auto one = [&](const Case& c) {
+        run_torch_compile(op, contract, c, CaseFacts(c, contract), backend, &compilations);
+      };
+      const auto t0 = std::chrono::steady_clock::now();
+      for (const Case& c : generated) one(c);
+      const double warm_up = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::snprintf(text, sizeof text,
+                    "compiled (torch.compile backend=%s, dynamic): %.0f cases/s after a %.1f s warm-up, "
+                    "%d compilation(s)",
+                    backend, case_rate(one), warm_up, compilations);
+      pytorch_lines.push_back(text);
+    }
+  }
 
   char line[160];
   out << "bench " << contract.op << " -> " << target << ": " << cases
@@ -148,6 +191,7 @@ void run_bench(const Contract& contract, const std::string& target, int cases, u
   } else {
     out << "compiled: not run (" << contract.skip.at(Mode::Compiled) << ")\n";
   }
+  for (const std::string& l : pytorch_lines) out << l << "\n";
   std::pair<const char*, double> slowest{"eager", eager};
   if (fake_runs && fake < slowest.second) slowest = {"fake", fake};
   if (compiled_runs && compiled < slowest.second) slowest = {"compiled", compiled};

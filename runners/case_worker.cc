@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "runners/cudagraph_runner.h"
+#include "runners/python_bridge.h"
 
 namespace opc {
 namespace {
@@ -283,7 +284,10 @@ void CaseWorker::start() {
   std::cout.flush();
   std::cerr.flush();
   std::fflush(nullptr);
+  python::before_fork();
   const pid_t pid = fork();
+  if (pid == 0) python::after_fork_child();
+  else python::after_fork_parent();
   if (pid < 0) {
     close(fds[0]);
     close(fds[1]);

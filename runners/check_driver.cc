@@ -21,6 +21,8 @@
 #include "runners/fake_runner.h"
 #include "runners/oracles/oracles.h"
 #include "runners/oracles/storage_diff.h"
+#include "runners/python_bridge.h"
+#include "runners/torch_compile_runner.h"
 
 namespace opc {
 namespace {
@@ -104,13 +106,34 @@ std::vector<Finding> case_findings_unguarded(const CaseOps& ops, const Contract&
   }
   if (std::find(modes.begin(), modes.end(), Mode::Fake) != modes.end()) {
     entering(Mode::Fake);
-    const Observation fake = run_fake(op, contract, c, facts);
-    add(check_fake({contract, facts, eager, fake}), Mode::Fake);
+    if (ops.real_pytorch) {
+      const Observation fake = run_fake_pytorch(op, contract, c, facts, false);
+      std::vector<Finding> found = check_fake({contract, facts, eager, fake});
+      // vLLM compiles with a dynamic token dimension: a fake that is right on concrete
+      // sizes may still fail on symbolic ones.
+      if (found.empty()) {
+        const Observation symbolic = run_fake_pytorch(op, contract, c, facts, true);
+        found = check_fake({contract, facts, eager, symbolic});
+        for (Finding& f : found)
+          f.message = "with symbolic sizes (a ShapeEnv, as torch.compile(dynamic=True) traces it; "
+                      "static sizes pass): " + f.message;
+      }
+      add(std::move(found), Mode::Fake);
+    } else {
+      add(check_fake({contract, facts, eager, run_fake_meta(op, contract, c, facts)}), Mode::Fake);
+    }
   }
   if (std::find(modes.begin(), modes.end(), Mode::Compiled) != modes.end()) {
     entering(Mode::Compiled);
+    if (ops.real_pytorch)
+      for (const char* backend : kTorchCompileBackends) {
+        const Observation compiled = run_torch_compile(op, contract, c, facts, backend, nullptr);
+        add(check_torch_compile({contract, op.annotations, backend, eager, compiled}), Mode::Compiled);
+      }
     const CompiledObservation compiled = run_compiled(op, contract, c, facts);
-    add(check_compiled({contract, op.annotations, eager, compiled}), Mode::Compiled);
+    std::vector<Finding> modelled = check_compiled({contract, op.annotations, eager, compiled});
+    for (Finding& f : modelled) f.message = "opcontract's C++ model of torch.compile: " + f.message;
+    add(std::move(modelled), Mode::Compiled);
     // vLLM's reinplacing pass swaps in the donating overload where the donated inputs die.
     if (ops.donating && !eager.threw) {
       const Observation donated = run_eager(*ops.donating, contract, c, materialize(c, contract, facts));
@@ -221,6 +244,35 @@ std::vector<std::string> found_clauses(const ContractResult& r) {
   return {s.begin(), s.end()};
 }
 
+CaseOps case_ops(const BoundOps& bound, const Contract& contract, const CheckOptions& options,
+                 std::map<Mode, std::string>& ran_as) {
+  CaseOps ops = bound.ops();
+  auto wanted = [&](Mode m) {
+    return !contract.skip.count(m) &&
+           (options.modes.empty() || std::find(options.modes.begin(), options.modes.end(), m) != options.modes.end());
+  };
+  std::string no_pytorch = "--no-python";
+  if (options.python && (wanted(Mode::Fake) || wanted(Mode::Compiled))) {
+    try {
+      python::start();  // before the worker forks, so that the worker has it too
+    } catch (const std::exception& e) {
+      no_pytorch = e.what();
+    }
+    ops.real_pytorch = python::available();
+  }
+  ran_as[Mode::Fake] = ops.real_pytorch
+                           ? "PyTorch's FakeTensorMode (its Python fakes and Meta kernels), static and "
+                             "symbolic sizes"
+                           : "the op's C++ Meta kernel on concrete sizes, not PyTorch's FakeTensorMode (" +
+                                 no_pytorch + ")";
+  ran_as[Mode::Compiled] = ops.real_pytorch
+                               ? "torch.compile (aot_eager and inductor, fullgraph, dynamic) and "
+                                 "opcontract's C++ model of it"
+                               : "opcontract's C++ model of torch.compile only, not torch.compile itself (" +
+                                     no_pytorch + ")";
+  return ops;
+}
+
 BoundOps bind_ops(const Contract& contract, const std::string& target) {
   const SourceLoc& where = target == contract.port ? contract.port_loc : contract.op_loc;
   BoundOps b{bind_op(target, target == contract.op ? contract.overload : "", where), {}, {}};
@@ -271,7 +323,8 @@ ContractResult check_contract(const Contract& contract, const std::string& targe
     if (bound.donating)
       if (auto f = check_donating_schema(contract, bound.donating->annotations))
         r.findings.push_back({f->clause, to_string(Mode::Compiled), f->message});
-    const CaseOps ops = bound.ops();
+    std::map<Mode, std::string> ran_as;
+    const CaseOps ops = case_ops(bound, contract, options, ran_as);
     auto contract_ptr = std::make_shared<const Contract>(contract);
     CaseWorker worker(ops, *contract_ptr, isolation_for(contract, options));
     std::map<Mode, std::string> not_run;
@@ -340,7 +393,9 @@ ContractResult check_contract(const Contract& contract, const std::string& targe
         for (Mode m : run_modes) {
           bool failed = false;
           for (const auto& f : result.findings) failed |= f.mode == to_string(m);
-          result.modes[m] = {failed ? "fail" : "pass", result.cases, ""};
+          const auto how = ran_as.find(m);
+          result.modes[m] = {failed ? "fail" : "pass", result.cases, "",
+                             how == ran_as.end() ? "" : how->second};
         }
       };
       const auto start = std::chrono::steady_clock::now();

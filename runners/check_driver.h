@@ -68,12 +68,16 @@ struct CheckOptions {
   // case to resume at, `stopped` set): a campaign saves it, so a SIGKILL loses seconds.
   std::function<void(const ContractResult& so_far)> checkpoint;
   double checkpoint_every_s = 2;
+  // Whether the fake and compiled modes may use the embedded Python (real FakeTensorMode
+  // and torch.compile) when this build has one; false: the C++ paths only (--no-python).
+  bool python = true;
 };
 
 struct ModeResult {
   std::string status;  // pass | fail | not_run
   int cases = 0;
   std::string reason;  // why not run
+  std::string ran_as;  // how it ran, when there is more than one way (fake, compiled)
 };
 
 struct ContractFinding {
@@ -111,6 +115,9 @@ struct CaseOps {
   const OpBinding* reference = nullptr;  // `reference:`, compared with eager
   const OpBinding* donating = nullptr;   // `donates:`' overload, run in the compiled mode
   std::function<void(Mode)> on_mode;     // told each mode before it runs (a crash's mode)
+  // The embedded Python runs: the fake mode is PyTorch's FakeTensorMode, the compiled mode
+  // adds real torch.compile to opcontract's C++ model (runners/python_bridge.h).
+  bool real_pytorch = false;
 };
 // The op under test and its contract's companions, bound in the dispatcher. Throws
 // ContractError when one is not registered or does not take the contract's types.
@@ -118,10 +125,15 @@ struct BoundOps {
   OpBinding op;
   std::optional<OpBinding> reference, donating;
   CaseOps ops() const {
-    return {op, reference ? &*reference : nullptr, donating ? &*donating : nullptr, {}};
+    return {op, reference ? &*reference : nullptr, donating ? &*donating : nullptr, {}, false};
   }
 };
 BoundOps bind_ops(const Contract& contract, const std::string& target);
+// The ops of a check's cases, with the real PyTorch (embedded Python, started here, before
+// any worker forks) when the fake or compiled mode runs and `options.python` allows it.
+// `ran_as` gets, per such mode, how it runs (and why not with PyTorch, when not).
+CaseOps case_ops(const BoundOps& bound, const Contract& contract, const CheckOptions& options,
+                 std::map<Mode, std::string>& ran_as);
 
 // One whole checked case: eager (always) and the other `modes` asked for, each with its
 // oracles; every finding says its mode.

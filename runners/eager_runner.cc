@@ -6,6 +6,7 @@
 
 #include "ops/sim_context.h"
 #include "runners/error_text.h"
+#include "runners/python_bridge.h"
 
 namespace opc {
 
@@ -23,8 +24,13 @@ TensorMeta TensorMeta::of(const at::Tensor& t) {
 }
 
 void set_context(const Contract& contract, const Case& c) {
+  std::map<std::string, int64_t> values;
   for (const auto& v : contract.values)
-    if (v.is_context) sim::set_int(v.name, c.values[v.slot]);
+    if (v.is_context) {
+      sim::set_int(v.name, c.values[v.slot]);
+      values[v.name] = c.values[v.slot];
+    }
+  if (!contract.python_context.empty()) python::set_context(contract.python_context, values);
 }
 
 std::vector<c10::IValue> call_boxed(const OpBinding& op, const std::vector<c10::IValue>& args) {

@@ -2,11 +2,69 @@
 
 #include "runners/eager_runner.h"
 #include "runners/materialize.h"
+#include "runners/python_bridge.h"
 
 namespace opc {
 
-Observation run_fake(const OpBinding& op, const Contract& contract, const Case& c,
-                     const CaseFacts& facts) {
+namespace {
+
+TensorMeta meta_of(const python::FakeTensor& t, const void* storage) {
+  TensorMeta m;
+  m.sizes = t.sizes;
+  m.strides = t.strides;
+  m.storage_offset = t.storage_offset;
+  m.dtype = t.dtype;
+  m.storage = storage;
+  return m;
+}
+
+}  // namespace
+
+Observation run_fake_pytorch(const OpBinding& op, const Contract& contract, const Case& c,
+                             const CaseFacts& facts, bool symbolic) {
+  Materialized m = materialize(c, contract, facts);
+  Observation obs;
+  for (const TensorArg& t : m.tensors) obs.tensors.push_back(observe_arg(t.arg, t.storage, t.view, false));
+  set_context(contract, c);
+  const python::FakeResult r = python::fake_call(op, m.args, symbolic);
+  if (!r.ok) {
+    obs.threw = true;
+    obs.error = r.error;
+    return obs;
+  }
+  // Storage identities in the oracles' terms: an argument's is its real storage (the fake
+  // of a view shares its base's fake storage as the view shares the real one); a fresh
+  // return gets an identity of its own, a small number no real storage has.
+  for (ArgObservation& a : obs.tensors) {
+    a.after = a.before;
+    if (auto after = r.args_after.find(a.arg); after != r.args_after.end())
+      a.after = meta_of(after->second, a.before.storage);
+    a.after.data = a.before.data;
+  }
+  auto storage_of_arg = [&](int arg) -> const void* {
+    for (const ArgObservation& a : obs.tensors)
+      if (a.arg == arg) return a.before.storage;
+    return nullptr;
+  };
+  for (size_t i = 0; i < r.returns.size(); ++i) {
+    const python::FakeTensor& f = r.returns[i];
+    ReturnObservation ro;
+    ro.is_tensor = f.is_tensor;
+    if (f.is_tensor) {
+      const void* storage = f.aliases_arg >= 0      ? storage_of_arg(f.aliases_arg)
+                            : f.aliases_return >= 0 ? obs.returns[f.aliases_return].meta.storage
+                                                    : reinterpret_cast<const void*>(uintptr_t{i + 1});
+      ro.meta = meta_of(f, storage);
+      // Only its metadata is compared; a placeholder says "a defined tensor" to the oracle.
+      ro.value = at::empty({0}, at::TensorOptions().dtype(f.dtype).device(at::kMeta));
+    }
+    obs.returns.push_back(std::move(ro));
+  }
+  return obs;
+}
+
+Observation run_fake_meta(const OpBinding& op, const Contract& contract, const Case& c,
+                          const CaseFacts& facts) {
   Observation obs;
   std::vector<c10::IValue> args;
   args.reserve(contract.args.size());

@@ -1,8 +1,14 @@
-// The fake mode: the same case on Meta tensors, with the sizes, strides and storage
-// offsets eager gets, called boxed like eager. What the Meta (fake) kernel predicts is
-// what torch.compile plans with; check_fake compares it with what eager did.
+// The fake mode: what the op's fake predicts for a case, which is what torch.compile plans
+// with; check_fake compares it with what eager did. Two ways to run it:
 //
-//   Observation fake = run_fake(op, contract, c, facts);
+//   Observation fake = run_fake_pytorch(op, contract, c, facts, /*symbolic=*/true);
+//     PyTorch's own FakeTensorMode in the embedded Python (runners/python_bridge.h): a
+//     Python fake (register_fake) or the Meta kernel, whichever PyTorch picks, on fakes of
+//     eager's tensors; with `symbolic`, every dim of size >= 2 a ShapeEnv symbol, as under
+//     torch.compile(dynamic=True), where a fake that is not SymInt-safe fails.
+//   Observation fake = run_fake_meta(op, contract, c, facts);
+//     Without Python: the op called boxed on Meta tensors with eager's sizes, strides and
+//     storage offsets; it sees C++ Meta kernels only, on concrete sizes.
 #pragma once
 
 #include "generators/case.h"
@@ -12,7 +18,9 @@
 
 namespace opc {
 
-Observation run_fake(const OpBinding& op, const Contract& contract, const Case& c,
-                     const CaseFacts& facts);
+Observation run_fake_pytorch(const OpBinding& op, const Contract& contract, const Case& c,
+                             const CaseFacts& facts, bool symbolic);
+Observation run_fake_meta(const OpBinding& op, const Contract& contract, const Case& c,
+                          const CaseFacts& facts);
 
 }  // namespace opc

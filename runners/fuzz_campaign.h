@@ -35,6 +35,7 @@ struct FuzzOptions {
   std::string out_dir;        // results, state; required
   std::vector<Mode> modes;    // besides eager; empty: the contracts'
   bool isolate = true;
+  bool python = true;         // the real PyTorch for fake and compiled (--no-python: false)
   double case_timeout_s = 0;  // 0: the contract's time_limit, else the default
   const std::atomic<bool>* stop = nullptr;
   std::vector<KnownEntry> known;  // --known: the expected-failures ratchet

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -33,6 +34,7 @@
 #include "runners/error_text.h"
 #include "runners/fuzz_campaign.h"
 #include "runners/op_binding.h"
+#include "runners/python_bridge.h"
 #include "runners/replay.h"
 
 namespace {
@@ -126,7 +128,8 @@ void print_usage(std::ostream& out, const std::string& command = "") {
 
 std::string version_text() {
   return std::string("opcontract ") + OPC_VERSION + ", built against LibTorch " + OPC_TORCH_VERSION +
-         " (" + OPC_TORCH_FLAVOUR + ")";
+         " (" + OPC_TORCH_FLAVOUR + "), " +
+         (OPC_EMBEDS_PYTHON ? std::string("embedding Python ") + OPC_PYTHON_VERSION : "without Python");
 }
 
 struct UsageError : std::runtime_error {
@@ -135,7 +138,8 @@ struct UsageError : std::runtime_error {
 
 struct Args {
   std::string command;
-  std::vector<std::string> contracts, loads, contract_dirs;
+  std::vector<std::string> contracts, loads, imports, contract_dirs;
+  bool python = true;         // --no-python: the C++ paths only, no interpreter
   std::string target, json, out;
   bool regressions = false;
   bool isolate = true;
@@ -183,10 +187,9 @@ std::vector<opc::Mode> parse_modes(const std::string& text) {
   for (std::string name; std::getline(in, name, ',');) {
     auto m = opc::parse_mode(name);
     if (!m) throw UsageError("--modes: unknown mode '" + name + "' (modes: fake, eager, compiled, cudagraph)");
-    if (*m != opc::Mode::Eager) modes.push_back(*m);  // eager always runs: it is the base
+    modes.push_back(*m);
   }
-  if (modes.empty() && text.find("eager") == std::string::npos)
-    throw UsageError("--modes needs a comma-separated list of modes");
+  if (modes.empty()) throw UsageError("--modes needs a comma-separated list of modes");
   return modes;
 }
 
@@ -218,6 +221,8 @@ Args parse_args(int argc, char** argv) {
     else if (arg == "--verbose") opc::set_verbose_errors(true);
     else if (arg == "--target" && runs) a.target = value();
     else if (arg == "--load") a.loads.push_back(value());
+    else if (arg == "--import") a.imports.push_back(value());
+    else if (arg == "--no-python") a.python = false;
     else if (arg == "--json" && a.command == "check") a.json = value();
     else if (arg == "--regressions" && a.command == "check") a.regressions = true;
     else if (arg == "--no-isolation" && isolates) a.isolate = false;
@@ -273,6 +278,28 @@ std::string quote(const std::string& s) {
   return q + "'";
 }
 
+// The --load and --import flags of this run, for the replay commands it prints.
+std::string library_flags(const Args& a) {
+  std::string flags;
+  for (const auto& l : a.loads) flags += " --load " + quote(l);
+  for (const auto& m : a.imports) flags += " --import " + quote(m);
+  if (!a.python) flags += " --no-python";
+  return flags;
+}
+
+// The embedded Python, for --import and for list's Python-registered ops and fakes (the
+// checks start it themselves when their fake or compiled mode runs). A build without one,
+// or --no-python, runs on: what needs it reports not run, with the reason.
+void start_python(const Args& a) {
+  if (!a.python || (a.imports.empty() && a.command != "list")) return;
+  try {
+    opc::python::start();
+  } catch (const std::exception& e) {
+    if (!a.imports.empty()) throw UsageError(std::string("--import needs the embedded Python: ") + e.what());
+    if (OPC_EMBEDS_PYTHON) std::cerr << "opcontract: warning: " << e.what() << "\n";
+  }
+}
+
 // Every *.yaml under the directories, loaded; one that does not load is reported and
 // left out, so one bad file does not hide the rest.
 std::vector<std::shared_ptr<const opc::Contract>> load_contract_dirs(const std::vector<std::string>& dirs) {
@@ -308,8 +335,7 @@ void on_stop_signal(int sig) {
 
 int run_fuzz(const Args& a, const std::vector<std::shared_ptr<const opc::Contract>>& contracts,
              const char* self) {
-  std::string loads;
-  for (const auto& l : a.loads) loads += " --load " + quote(l);
+  const std::string loads = library_flags(a);
   opc::FuzzOptions o;
   o.target = a.target;
   o.cases = a.cases;
@@ -321,6 +347,7 @@ int run_fuzz(const Args& a, const std::vector<std::shared_ptr<const opc::Contrac
   o.out_dir = a.out;
   o.modes = a.modes;
   o.isolate = a.isolate;
+  o.python = a.python;
   o.case_timeout_s = a.case_timeout_s;
   o.stop = &g_stop;
   if (!a.known.empty()) o.known = opc::load_known_file(a.known);
@@ -336,14 +363,32 @@ int run_list(const Args& a, const std::vector<std::string>& before_loads) {
   const std::set<std::string> before(before_loads.begin(), before_loads.end());
   for (const auto& name : opc::registered_op_names()) {
     const bool bundled = name.rfind("opc_", 0) == 0;
-    if (a.loads.empty() ? bundled : !before.count(name)) ops.push_back(name);
+    if (a.loads.empty() && a.imports.empty() ? bundled : !before.count(name)) {
+      // Importing a module can make torch define ops of its own (prims, ...): not the user's.
+      if (!a.imports.empty() && opc::python::defined_by_torch(name)) continue;
+      ops.push_back(name);
+    }
   }
   const std::vector<std::string> dirs = a.contract_dirs.empty() ? std::vector<std::string>{"contracts"}
                                                                 : a.contract_dirs;
-  std::cout << (a.loads.empty() ? "ops of opcontract's bundled ports (opc_*)"
-                                : "ops the --load libraries register")
+  std::cout << (a.loads.empty() && a.imports.empty() ? "ops of opcontract's bundled ports (opc_*)"
+                                : "ops the --load libraries and --import modules register")
             << ", and the contracts covering them:\n\n";
-  opc::print_op_list(std::cout, ops, load_contract_dirs(dirs), opc::join(dirs));
+  // Where each op's fake comes from, as PyTorch's FakeTensorMode sees it.
+  std::map<std::string, std::string> fakes;
+  if (opc::python::available()) {
+    for (const auto& op : ops) {
+      try {
+        fakes[op] = opc::python::fake_source(op);
+      } catch (const std::exception& e) {
+        fakes[op] = "unknown: " + opc::error_text(e);
+      }
+    }
+  } else {
+    std::cout << "(where each op's fake comes from needs the embedded Python: "
+              << opc::python::unavailable_reason() << ")\n";
+  }
+  opc::print_op_list(std::cout, ops, load_contract_dirs(dirs), opc::join(dirs), fakes);
   return 0;
 }
 
@@ -371,6 +416,7 @@ int run_check(const Args& a, const std::vector<std::shared_ptr<const opc::Contra
   options.cases = a.cases;
   options.seed = a.seed;
   options.isolate = a.isolate;
+  options.python = a.python;
   options.modes = a.modes;
   options.set_user_timeout(a.case_timeout_s);
   // Long runs say how far they are: one updating line on a terminal, a line a second in CI.
@@ -380,8 +426,7 @@ int run_check(const Args& a, const std::vector<std::shared_ptr<const opc::Contra
                  tty ? "\r" : "", r.target.c_str(), r.cases, total, rate, r.findings.size(),
                  tty ? "" : "\n");
   };
-  std::string loads;
-  for (const auto& l : a.loads) loads += " --load " + quote(l);
+  const std::string loads = library_flags(a);
   std::vector<opc::RunEntry> run;
   const std::vector<opc::KnownEntry> known = a.known.empty() ? std::vector<opc::KnownEntry>{}
                                                               : opc::load_known_file(a.known);
@@ -462,8 +507,10 @@ int main(int argc, char** argv) {
   // One core: results and speed do not depend on the machine's thread count.
   at::set_num_threads(1);
   try {
+    start_python(a);
     const std::vector<std::string> before_loads = opc::registered_op_names();
     for (const auto& l : a.loads) load_library(l);
+    for (const auto& m : a.imports) opc::python::import_module(m);
     if (a.command == "list") return run_list(a, before_loads);
     if (a.command == "draft") return run_draft(a);
     if (a.command == "replay") {
@@ -472,6 +519,7 @@ int main(int argc, char** argv) {
       o.contract = a.contract;
       o.modes = a.modes;
       o.isolate = a.isolate;
+      o.python = a.python;
       o.case_timeout_s = a.case_timeout_s;
       return opc::run_replay(o, std::cout);
     }

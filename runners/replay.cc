@@ -22,8 +22,11 @@ int run_replay(const ReplayOptions& o, std::ostream& out) {
 
   CheckOptions check;
   check.isolate = o.isolate;
+  check.python = o.python;
+  check.modes = o.modes;
   check.set_user_timeout(o.case_timeout_s);
-  CaseWorker worker(bound.ops(), contract, isolation_for(contract, check));
+  std::map<Mode, std::string> ran_as;
+  CaseWorker worker(case_ops(bound, contract, check, ran_as), contract, isolation_for(contract, check));
   std::map<Mode, std::string> not_run;
   worker.set_modes(modes_to_run(contract, o.modes, bound.op, worker, not_run));
 
@@ -32,6 +35,8 @@ int run_replay(const ReplayOptions& o, std::ostream& out) {
       << "   recorded: " << record.clause << (record.mode.empty() ? "" : " (" + record.mode + ")")
       << " with seed " << record.seed << ": " << record.message << "\n";
   for (const auto& [m, why] : not_run) out << "   " << to_string(m) << " not run: " << why << "\n";
+  for (const auto& [m, how] : ran_as)
+    if (!not_run.count(m)) out << "   " << to_string(m) << " runs as " << how << "\n";
   const CaseOutcome outcome = worker.run(c);
   out << (outcome.findings.empty() ? "now: no finding\n" : "now:\n");
   for (const Finding& f : outcome.findings)

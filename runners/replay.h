@@ -21,6 +21,7 @@ struct ReplayOptions {
   std::string contract;     // overrides the case file's own
   std::vector<Mode> modes;  // besides eager; empty: the contract's
   bool isolate = true;
+  bool python = true;  // the real PyTorch for fake and compiled (--no-python: false)
   double case_timeout_s = 0;  // 0: the contract's time_limit, else the default
 };
 

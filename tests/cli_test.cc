@@ -186,7 +186,7 @@ TEST(CliErrors, InternalErrorsAreOneLineWithWhereItHappened) {
   EXPECT_CONTAINS(r.output, "--verbose or OPCONTRACT_VERBOSE=1 shows PyTorch's backtrace");
   EXPECT_FALSE(contains(r.output, "frame #")) << r.output;
   EXPECT_FALSE(contains(r.output, "Exception raised from")) << r.output;
-  for (const std::string verbose : {check + " --verbose", "env OPCONTRACT_VERBOSE=1 " + shell_quote(OPC_BINARY) + " " + check}) {
+  for (const std::string& verbose : {check + " --verbose", "env OPCONTRACT_VERBOSE=1 " + shell_quote(OPC_BINARY) + " " + check}) {
     r = verbose.rfind("env ", 0) == 0 ? run_shell("cd " + shell_quote(OPC_SOURCE_DIR) + " && " + verbose) : run(verbose);
     EXPECT_EQ(r.exit, 2) << r.output;
     EXPECT_CONTAINS(r.output, "Exception raised from");

@@ -1,6 +1,7 @@
 // compiled: what torch.compile does to an opaque custom op must not change its meaning.
 #include <algorithm>
 
+#include "generators/case.h"
 #include "runners/compiled_runner.h"
 #include "runners/oracles/oracles.h"
 
@@ -74,6 +75,43 @@ std::vector<Finding> check_compiled(const CompiledInput& in) {
                                      "' after copy-back differs from eager (first at " +
                                      first_difference(want, got, e.view) +
                                      "): written through a clone, the op computes something else."});
+  }
+  return out;
+}
+
+std::vector<Finding> check_torch_compile(const TorchCompileInput& in) {
+  const Observation& eager = in.eager;
+  const Observation& compiled = in.compiled;
+  if (eager.threw) return {};  // the crash clause reports it
+  const std::string how = "through torch.compile(backend=\"" + in.backend + "\", fullgraph=True, dynamic=True)";
+  if (compiled.threw)
+    return {{"compiled", "called " + how + " as vLLM's compiled model calls it, the op fails where eager "
+                         "runs: " + compiled.error}};
+  std::vector<Finding> out;
+  if (compiled.returns.size() != eager.returns.size())
+    return {{"compiled", how + ", the op returns " + std::to_string(compiled.returns.size()) +
+                             " values, eager " + std::to_string(eager.returns.size())}};
+  for (size_t r = 0; r < eager.returns.size(); ++r) {
+    const ReturnObservation& e = eager.returns[r];
+    const ReturnObservation& c = compiled.returns[r];
+    if (!e.is_tensor || !e.value.defined()) continue;
+    const std::vector<uint8_t> want = dense_bytes(e.value);
+    const std::vector<uint8_t> got = c.is_tensor ? dense_bytes(c.value) : std::vector<uint8_t>{};
+    if (!c.is_tensor || c.meta.sizes != e.meta.sizes || c.meta.dtype != e.meta.dtype || got != want)
+      out.push_back({"compiled", "return " + std::to_string(r) + " " + how + " differs from eager (" +
+                                     (c.meta.sizes != e.meta.sizes ? "sizes " + shape_text(c.meta.sizes) +
+                                                                         " vs " + shape_text(e.meta.sizes)
+                                                                   : "first at " + first_difference(want, got, e.value)) +
+                                     ")."});
+  }
+  for (size_t i = 0; i < eager.tensors.size() && i < compiled.tensors.size(); ++i) {
+    const ArgObservation& e = eager.tensors[i];
+    if (!in.registered.mutable_arg[e.arg]) continue;
+    const std::vector<uint8_t> want = dense_bytes(e.view), got = dense_bytes(compiled.tensors[i].view);
+    if (want != got)
+      out.push_back({"compiled", "argument '" + in.contract.args[e.arg].name + "' " + how +
+                                     " differs from eager after the call (first at " +
+                                     first_difference(want, got, e.view) + ")."});
   }
   return out;
 }

@@ -64,9 +64,22 @@ struct CompiledInput {
   const Observation& eager;
   const CompiledObservation& compiled;
 };
-// compiled: the aliasing guard fires (PyTorch's message), a return reads dead inputs'
-// memory, or the functionalized call's results differ from eager's, bitwise.
+// compiled, opcontract's C++ model of torch.compile: the aliasing guard fires (PyTorch's
+// message), a return reads dead inputs' memory, a mutable argument's clone changed its
+// metadata, or the functionalized call's results differ from eager's, bitwise.
 std::vector<Finding> check_compiled(const CompiledInput& in);
+
+struct TorchCompileInput {
+  const Contract& contract;
+  const Annotations& registered;
+  const std::string& backend;
+  const Observation& eager;
+  const Observation& compiled;  // run_torch_compile's
+};
+// compiled, real torch.compile: compiling or calling fails where eager runs (PyTorch's own
+// message: functionalization refusal, custom-op aliasing error, guard or recompile
+// trouble), or a return or mutable argument differs from eager's, bitwise.
+std::vector<Finding> check_torch_compile(const TorchCompileInput& in);
 
 struct DeterminismInput {
   const Contract& contract;

@@ -1,0 +1,400 @@
+"""PyTorch's own fake-tensor and torch.compile behaviour, for opcontract's C++ runners.
+
+opcontract reproduces in C++ what torch.compile does to an opaque custom op (fake pre-pass,
+functionalisation, the AOT aliasing guard). When the checker embeds CPython it calls this
+module instead, so the fake and compiled modes see the real thing: the Python fakes
+registered with ``torch.library.register_fake``, dynamo's guards, AOTAutograd's
+functionalisation and the inductor/aot_eager backends of the installed torch.
+
+The C++ side imports this module once, loads the libraries and Python modules that register
+the ops (``load_library``, ``import_module``), then per case calls ``fake_call`` or
+``compiled_call`` with the case's materialised CPU tensors (possibly views at a storage
+offset inside a larger guarded buffer) and Python scalars/None, in schema order. Results
+are plain dicts, lists, ints, strs and bools (plus the returned tensors of
+``compiled_call``) so C++ reads them without knowing torch's Python types. ``fake_call``
+and ``compiled_call`` do not raise for a failing op, only for one that does not exist:
+PyTorch's message comes back in ``error``.
+
+What torch 2.13's torch.compile(fullgraph=True) does with a custom op (measured):
+
+(a) ``f(Tensor(a!) x) -> Tensor(a!)`` is refused while compiling, by the C++
+    functionalization fallback, which reads only the schema (so C++ and Python ops alike)::
+
+        RuntimeError: Found a custom (non-ATen) operator whose output has alias annotations:
+        ns::f(Tensor(a!) x) -> Tensor(a!). We only support functionalizing operators whose
+        outputs do not have alias annotations (e.g. 'Tensor(a)' is a Tensor with an alias
+        annotation whereas 'Tensor' is a Tensor without. [...]
+
+(b) ``f(Tensor x, int n) -> Tensor`` returning ``x[:n]`` compiles; with
+    ``torch._functorch.config.error_on_custom_op_aliasing`` set (as here) the call raises::
+
+        RuntimeError: ns::f (with implementation in ???): The output of this custom operator
+        (1) must not also be an input to this custom operator and (2) may not alias any
+        inputs to this custom operator or other returns. [...]
+
+    PyTorch runs that check only on the first call of each compiled graph; ``compiled_call``
+    runs it on every call, so a cached graph still catches an op that aliases only for some
+    inputs.
+
+(c) ``f(Tensor! out, Tensor x) -> ()`` compiles (``auto_functionalized_v2``). Under
+    aot_eager the op runs on a clone of ``out``'s whole storage (same offset and strides)
+    that is then copied back; inductor re-inplaces it, so the op gets the caller's ``out``
+    itself. Either way ``out`` ends up written as eager writes it; the compiled function
+    returns None.
+
+Int and float arguments are specialised: a schema ``int``/``float`` cannot take a symbol,
+so each distinct value compiles once (``SymInt`` arguments stay symbolic with
+``dynamic=True``). Tensor dims of size 0 or 1 are specialised too (torch.compile's 0/1
+specialisation), so ``dynamic=True`` compiles about once per {0, 1, >=2} pattern of sizes.
+"""
+
+import importlib
+import itertools
+import logging
+import os
+import re
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import torch
+import torch._dynamo  # before runtime_wrappers: importing that first is a circular import
+import torch._functorch.config
+from torch._functorch._aot_autograd.runtime_wrappers import _AnalyzeCustomOpInputOutputMode
+from torch._subclasses.fake_tensor import FakeTensorMode
+from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, StatelessSymbolicContext
+from torch.utils._pytree import tree_leaves, tree_map_only
+
+# Raise, not warn, when a compiled custom op's output aliases an input (the `compiled`
+# clause); PyTorch's default is a warning outside its CI.
+torch._functorch.config.error_on_custom_op_aliasing = True
+
+# A failing fake's error comes back in the result; torch would also log a traceback for
+# each one that raises TypeError (a SymInt used as a dict key, say).
+logging.getLogger("torch._subclasses.fake_tensor").setLevel(logging.CRITICAL)
+
+# Compiled graphs kept per cached function before it is rebuilt (see compiled_call).
+# With fullgraph=True dynamo raises when the limit is hit instead of silently running
+# eager, so a rebuild keeps a long campaign of distinct scalar values compiling.
+_RECOMPILE_LIMIT = 64
+torch._dynamo.config.recompile_limit = _RECOMPILE_LIMIT
+torch._dynamo.config.fail_on_recompile_limit_hit = True
+
+
+def import_module(name: str) -> None:
+    """Imports a module that registers ops (e.g. ``vllm._custom_ops``)."""
+    importlib.import_module(name)
+
+
+def load_library(path: str) -> None:
+    """Loads a shared library of TORCH_LIBRARY ops into this process's dispatcher."""
+    torch.ops.load_library(path)
+
+
+def set_context(hook: str, values: dict[str, int]) -> None:
+    """Calls ``module:function`` with a case's context values as keyword arguments.
+
+    A Python op that reads process state (vLLM's sequence_parallel_chunk_impl reads the
+    tensor-parallel world size and rank) gets the case's values from such a hook, named by
+    the contract's ``python_context:``; it sets the state the op reads.
+    """
+    fn = _context_hooks.get(hook)
+    if fn is None:
+        module, sep, name = hook.partition(":")
+        if not sep or not module or not name:
+            raise ValueError(f"python_context must be 'module:function', not {hook!r}")
+        fn = _context_hooks[hook] = getattr(importlib.import_module(module), name)
+    fn(**values)
+
+
+_context_hooks: dict[str, Callable] = {}
+
+
+def op_fake_kind(qualname: str) -> str:
+    """What FakeTensorMode runs for ``ns::name`` or ``ns::name.overload``, in its own order.
+
+    "composite": a CompositeImplicitAutograd kernel, decomposed into its constituents.
+    "python_fake": a ``register_fake`` kernel (it also registers a Meta kernel; this wins).
+    "meta_kernel": a kernel for Meta, C++ or Python, CompositeExplicitAutograd included.
+    "trivial": none of those, but the op mutates and returns nothing, so PyTorch makes one.
+    "none": FakeTensorMode raises UnsupportedOperatorException.
+    """
+    name = qualname if "." in qualname.split("::")[-1] else qualname + ".default"
+    return _fake_kind(_resolve(*name.rsplit(".", 1)))
+
+
+def op_fake_source(qualname: str) -> str:
+    """op_fake_kind's answer in words, with where a Python fake was registered."""
+    name = qualname if "." in qualname.split("::")[-1] else qualname + ".default"
+    op = _resolve(*name.rsplit(".", 1))
+    kind = _fake_kind(op)
+    if kind == "python_fake":
+        kernel = torch._library.simple_registry.singleton.find(op.name()).fake_impl.kernel
+        return f"Python fake ({_defined_at(kernel.func) or kernel.source})"
+    return {"composite": "composite (decomposes; no fake needed)", "meta_kernel": "Meta kernel",
+            "trivial": "none needed (mutates, returns nothing)", "none": "NONE"}[kind]
+
+
+def defined_by_torch(qualname: str) -> bool:
+    """Whether torch itself defined the op (prims, quantized_decomposed, ...), lazily."""
+    return _defined_in_torch(qualname)
+
+
+def _defined_at(fn: Callable) -> str:
+    """file:line of the user's function behind ``fn``: torch.library wraps a fake in a
+    closure of its own, so the function is looked for among the closure's cells."""
+    for f in [fn, *(c.cell_contents for c in getattr(fn, "__closure__", None) or ())]:
+        code = getattr(f, "__code__", None)
+        if code is not None and not code.co_filename.startswith(_TORCH_DIR):
+            return f"{code.co_filename}:{code.co_firstlineno}"
+    return ""
+
+
+def python_registered_ops() -> list[str]:
+    """Ops defined from Python (``torch.library.Library.define``, ``custom_op``), not torch's.
+
+    Reliable for ops defined through torch.library, which is how vLLM's
+    ``direct_register_custom_op`` and ``custom_op`` define them. torch's own (prims,
+    c10d_functional, the ones inductor defines when it loads, ...) are told apart by the
+    file that defined them (see _defined_in_torch). Misses ops defined by calling
+    ``torch._C._dispatch_library`` directly; C++ ops that only got a Python fake or kernel
+    are not listed (``op_fake_kind`` tells about their fakes).
+    """
+    # torch.library never forgets a definition: drop ops of destroyed Libraries first.
+    return sorted(q for q in torch.library._defs if _is_registered(q) and not _defined_in_torch(q))
+
+
+def fake_call(
+    qualname: str,
+    overload: str,
+    args: list,
+    symbolic: bool = False,
+    dynamic_dims: dict[int, list[int]] | None = None,
+) -> dict:
+    """Runs the op under FakeTensorMode on fakes of ``args`` and describes what it predicts.
+
+    Each tensor argument becomes a fake with its sizes, strides, storage offset and storage
+    sharing (views of one buffer stay views of one fake buffer). With ``symbolic``, sizes
+    are symbols of a ShapeEnv, as under torch.compile(dynamic=True): every dim of every
+    tensor, or only ``dynamic_dims[arg]`` for the args it names. PyTorch keeps sizes 0 and 1
+    concrete; ``symbolic_dims`` lists the dims that really got a symbol, and
+    ``specialized_dims`` those the fake pinned to their value with a guard (under
+    torch.compile that is a recompile per size, or an error for a dim marked dynamic; a C++
+    Meta kernel calling ``sizes()`` does that to every dim, where ``numel()`` raises).
+    Sizes are reported as ints (a symbol's value for this case; -1 for an unbacked size,
+    i.e. a data-dependent one the fake made with ``ctx.new_dynamic_size()``). Scalar
+    arguments stay concrete, as an ``int``/``float`` schema argument does under
+    torch.compile.
+
+    Returns::
+
+        {"ok": bool, "error": str,            # "" when ok, else "TypeName: message"
+         "fake_kind": str,                    # op_fake_kind's answer
+         "returns": [                         # one per returned value, nested lists flattened
+             {"is_tensor": True, "sizes": [int], "strides": [int], "storage_offset": int,
+              "dtype": "torch.float32", "symbolic": [bool],   # per dim: a symbol still
+              "aliases_arg": int,             # arg whose storage it shares, or -1
+              "aliases_return": int}          # earlier return sharing its storage, or -1
+             | {"is_tensor": False, "value": int | float | bool | None}],
+         "args_after": [{"arg": int, "sizes", "strides", "storage_offset", "dtype"}],
+         "symbolic_dims": [[arg, dim]], "specialized_dims": [[arg, dim]]}
+    """
+    op = _resolve(qualname, overload)
+    # A ShapeEnv even when static: dynamo always has one, and data-dependent fakes need it.
+    # No duck sizing: equal sizes get distinct symbols, so a fake cannot lean on a
+    # coincidence of this case without a guard saying so.
+    mode = FakeTensorMode(shape_env=ShapeEnv(duck_shape=False), static_shapes=not symbolic)
+    result = {"ok": False, "error": "", "fake_kind": _fake_kind(op), "returns": [],
+              "args_after": [], "symbolic_dims": [], "specialized_dims": []}
+    try:
+        fakes = [tree_map_only(torch.Tensor,
+                               lambda t: _fakeify(mode, t, i, symbolic, dynamic_dims), a)
+                 for i, a in enumerate(args)]
+        symbols = [(i, d, size) for i, a in enumerate(fakes) if isinstance(a, torch.Tensor)
+                   for d, size in enumerate(a.shape) if isinstance(size, torch.SymInt)]
+        result["symbolic_dims"] = [[i, d] for i, d, _ in symbols]
+        with mode:
+            out = op(*fakes)
+    except Exception as e:
+        result["error"] = _describe_error(e)
+        return result
+
+    arg_storages = [{_storage_key(t) for t in tree_leaves(a) if isinstance(t, torch.Tensor)}
+                    for a in fakes]
+    returns = tree_leaves(out) if op._schema.returns else []
+    result["ok"] = True
+    result["returns"] = [_describe_return(r, returns[:k], arg_storages)
+                         for k, r in enumerate(returns)]
+    result["args_after"] = [{"arg": i, **_tensor_meta(a)} for i, a in enumerate(fakes)
+                            if isinstance(a, torch.Tensor)]
+    result["specialized_dims"] = [[i, d] for i, d, size in symbols if not _is_symbolic(size)]
+    return result
+
+
+def compiled_call(qualname: str, overload: str, args: list, backend: str, dynamic: bool) -> dict:
+    """Calls the op through torch.compile(fullgraph=True), as vLLM's compiled model does.
+
+    The compiled function takes the arguments as they come (tensors, scalars, None) and
+    returns what the op returns; mutable arguments are the caller's tensors and get written
+    as eager would. Compiled functions are cached per op, backend, ``dynamic`` and argument
+    signature (count; per arg: tensor rank, dtype and device, or the scalar's type), never
+    per size or scalar value, so a campaign compiles once per guard set, not once per case.
+
+    Returns {"ok", "error" (PyTorch's message: compile error, functionalisation refusal,
+    recompile limit, aliasing check), "returns" (the returned objects: [] for an op
+    returning nothing, one entry per schema return otherwise), "compilations" (graphs
+    compiled so far for this cached function)}.
+    """
+    op = _resolve(qualname, overload)
+    key = (qualname, overload, backend, dynamic, tuple(_signature(a) for a in args))
+    entry = _compiled.get(key)
+    if entry is None or entry.live_graphs >= _RECOMPILE_LIMIT:
+        # A fresh code object starts dynamo's cache (and its recompile count) afresh.
+        entry = _compiled[key] = _Compiled(
+            _compile(op, backend, dynamic, key), compilations=entry.compilations if entry else 0)
+    before = entry.compilations
+    result = {"ok": False, "error": "", "returns": [], "compilations": 0}
+    try:
+        # AOTAutograd's own aliasing check (same rule, same message) on every call: PyTorch
+        # enters it only on a compiled graph's first call.
+        with _AnalyzeCustomOpInputOutputMode():
+            out = entry.fn(*args)
+        result["ok"] = True
+        result["returns"] = [] if out is None else list(out) if isinstance(out, tuple) else [out]
+    except Exception as e:
+        result["error"] = _describe_error(e)
+    entry.live_graphs += entry.compilations - before
+    result["compilations"] = entry.compilations
+    return result
+
+
+@dataclass
+class _Compiled:
+    fn: Callable
+    compilations: int = 0  # backend invocations over the key's lifetime, rebuilds included
+    live_graphs: int = 0  # graphs in fn's dynamo cache
+
+
+_compiled: dict[tuple, _Compiled] = {}
+_code_ids = itertools.count()
+
+
+def _compile(op, backend: str, dynamic: bool, key: tuple) -> Callable:
+    real_backend = torch._dynamo.lookup_backend(backend)
+
+    def counting_backend(gm, example_inputs):
+        _compiled[key].compilations += 1
+        return real_backend(gm, example_inputs)
+
+    def call(*args):
+        return op(*args)
+
+    # Dynamo keys its cache on the code object; closures of one `def` share it, and so
+    # would share one recompile limit across every op and signature.
+    call.__code__ = call.__code__.replace(co_name=f"opcontract_{next(_code_ids)}")
+    return torch.compile(call, backend=counting_backend, fullgraph=True, dynamic=dynamic)
+
+
+def _signature(a: Any) -> tuple:
+    if isinstance(a, torch.Tensor):
+        return ("Tensor", a.dim(), a.dtype, a.device.type)
+    return (type(a).__name__,)
+
+
+def _resolve(qualname: str, overload: str) -> torch._ops.OpOverload:
+    ns, name = qualname.split("::")
+    return getattr(getattr(getattr(torch.ops, ns), name), overload or "default")
+
+
+def _is_registered(qualname: str) -> bool:
+    name, _, overload = qualname.partition(".")
+    return any(s.overload_name == overload for s in torch._C._jit_get_schemas_for_operator(name))
+
+
+_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
+
+
+def _defined_in_torch(qualname: str) -> bool:
+    opdef = torch._library.custom_ops.OPDEFS.get(qualname.split(".")[0])
+    if opdef is not None:
+        # custom_op defines through a Library of torch's own; its function names the definer.
+        where = opdef._init_fn.__code__.co_filename
+    else:
+        # The dispatcher records the file that created the defining Library.
+        dump = torch._C._dispatch_dump(qualname)
+        found = re.search(r"^debug: registered at (.*):\d+$", dump, re.M)
+        where = found.group(1) if found else ""
+    return where.startswith(_TORCH_DIR)
+
+
+_META_KEYS = ("Meta", "CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional")
+
+
+def _fake_kind(op: torch._ops.OpOverload) -> str:
+    name = op.name()
+    if torch._C._dispatch_has_kernel_for_dispatch_key(name, "CompositeImplicitAutograd"):
+        return "composite"
+    # get, not find: find would add an empty entry for every op asked about.
+    entry = torch._library.simple_registry.singleton.get(name)
+    if entry is not None and entry.fake_impl.kernel is not None:
+        return "python_fake"
+    # Not the computed table: it reports a Meta kernel for every Python-defined op.
+    if any(torch._C._dispatch_has_kernel_for_dispatch_key(name, k) for k in _META_KEYS):
+        return "meta_kernel"
+    if torch._library.utils.can_generate_trivial_fake_impl(op):
+        return "trivial"
+    return "none"
+
+
+def _fakeify(mode: FakeTensorMode, t: torch.Tensor, arg: int, symbolic: bool,
+             dynamic_dims: dict[int, list[int]] | None) -> torch.Tensor:
+    if not symbolic:
+        return mode.from_tensor(t)
+    dims = range(t.dim()) if dynamic_dims is None else dynamic_dims.get(arg, [])
+    sizes = [DimDynamic.DYNAMIC if d in dims else DimDynamic.STATIC for d in range(t.dim())]
+    # The source names the argument in PyTorch's guard and error messages.
+    return mode.from_tensor(t, source=torch._dynamo.source.LocalSource(f"arg{arg}"),
+                            symbolic_context=StatelessSymbolicContext(dynamic_sizes=sizes))
+
+
+def _storage_key(t: torch.Tensor) -> int:
+    # The StorageImpl's address: what PyTorch's aliasing rule compares; fakes of views of one
+    # buffer share one fake storage.
+    return t.untyped_storage()._cdata
+
+
+def _int(v: int | torch.SymInt) -> int:
+    if isinstance(v, torch.SymInt):
+        return -1 if v.node.hint is None else int(v.node.hint)
+    return v
+
+
+def _is_symbolic(v: int | torch.SymInt) -> bool:
+    # A guard that fixes a symbol to one value replaces it by that value in the ShapeEnv.
+    return isinstance(v, torch.SymInt) and v.node.maybe_as_int() is None
+
+
+def _tensor_meta(t: torch.Tensor) -> dict:
+    return {"sizes": [_int(s) for s in t.shape], "strides": [_int(s) for s in t.stride()],
+            "storage_offset": _int(t.storage_offset()), "dtype": str(t.dtype)}
+
+
+def _describe_return(r: Any, earlier: list, arg_storages: list[set[int]]) -> dict:
+    if not isinstance(r, torch.Tensor):
+        return {"is_tensor": False, "value": _int(r) if isinstance(r, torch.SymInt) else r}
+    key = _storage_key(r)
+    return {"is_tensor": True, **_tensor_meta(r),
+            "symbolic": [_is_symbolic(s) for s in r.shape],
+            "aliases_arg": next((i for i, s in enumerate(arg_storages) if key in s), -1),
+            "aliases_return": next((k for k, e in enumerate(earlier)
+                                    if isinstance(e, torch.Tensor) and _storage_key(e) == key), -1)}
+
+
+def _describe_error(e: BaseException) -> str:
+    # Dynamo wraps the error that matters (a backend's, a fake kernel's) in pages of
+    # context; report the innermost one's first paragraph, as PyTorch worded it.
+    while (inner := getattr(e, "inner_exception", None) or e.__cause__) is not None:
+        e = inner
+    # c10::Error appends the C++ backtrace after "Exception raised from".
+    text = str(e).split("\nException raised from ")[0].strip()
+    first_paragraph = text.split("\n\n")[0]
+    return f"{type(e).__name__}: {first_paragraph}"

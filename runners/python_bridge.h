@@ -1,0 +1,96 @@
+// The embedded Python: the one place opcontract talks to CPython. It brings what only the
+// real PyTorch knows: ops and fakes registered from Python (vLLM registers most of its own
+// that way), PyTorch's FakeTensorMode with symbolic sizes, and torch.compile itself. The
+// Python half is runners/python/opcontract_bridge.py; this header is all the C++ side sees.
+//
+//   python::start();                         // once, before any worker forks
+//   python::import_module("vllm._custom_ops");
+//   python::FakeResult f = python::fake_call(op, args, /*symbolic=*/true);
+//
+// Built in when the LibTorch is a Python wheel's (CMake: OPC_WITH_EMBEDDED_PYTHON); in a
+// build without it every call but available()/unavailable_reason() throws, and the checks
+// that need Python report not run with unavailable_reason().
+#pragma once
+
+#include <ATen/core/ivalue.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "runners/op_binding.h"
+
+namespace opc::python {
+
+// Whether the interpreter runs (start() succeeded), and if not, why in a sentence.
+bool available();
+std::string unavailable_reason();
+
+// Starts the interpreter of the Python the LibTorch came from and imports the bridge (and
+// with it torch). Idempotent. Throws std::runtime_error with the reason when it cannot.
+// The interpreter never handles signals: Ctrl-C stays opcontract's.
+void start();
+
+// Around fork(): the worker inherits a working interpreter (what os.fork does).
+void before_fork();
+void after_fork_parent();
+void after_fork_child();
+
+// Imports a module for the ops and fakes it registers (--import).
+void import_module(const std::string& name);
+
+// Where FakeTensorMode gets the op's fake from: "python_fake", "meta_kernel", "composite",
+// "trivial" (a mutating op returning nothing) or "none".
+std::string fake_kind(const std::string& qualname);
+
+// fake_kind in words, with where a Python fake was registered ("Python fake (file:line)").
+std::string fake_source(const std::string& qualname);
+
+// Whether torch itself defined the op from Python (prims, quantized_decomposed, ...: they
+// appear lazily, when a module imports the part of torch that defines them).
+bool defined_by_torch(const std::string& qualname);
+
+// Ops defined from Python (torch.library), torch's own left out.
+std::vector<std::string> python_registered_ops();
+
+// Calls `module:function` with the contract's context values as keyword arguments, so a
+// Python op that reads process state (vLLM's TP world size) sees the case's (contract key
+// `python_context:`).
+void set_context(const std::string& hook, const std::map<std::string, int64_t>& values);
+
+struct FakeTensor {
+  bool is_tensor = false;
+  std::vector<int64_t> sizes, strides;
+  int64_t storage_offset = 0;
+  c10::ScalarType dtype = c10::ScalarType::Undefined;
+  int aliases_arg = -1;     // schema index of the argument whose storage it shares
+  int aliases_return = -1;  // earlier return sharing its storage
+};
+
+struct FakeResult {
+  bool ok = false;
+  std::string error;  // PyTorch's "TypeName: message" when not ok
+  std::string fake_kind;
+  std::vector<FakeTensor> returns;
+  std::map<int, FakeTensor> args_after;  // by schema index
+  int symbolic_dims = 0;                 // dims that got a symbol (symbolic runs)
+};
+
+// The op under PyTorch's FakeTensorMode on fakes of `args` (same sizes, strides, offsets,
+// storage sharing); with `symbolic`, every dim of size >= 2 a ShapeEnv symbol, as under
+// torch.compile(dynamic=True).
+FakeResult fake_call(const OpBinding& op, const std::vector<c10::IValue>& args, bool symbolic);
+
+struct CompiledResult {
+  bool ok = false;
+  std::string error;  // PyTorch's own message: compile error, guard, aliasing, ...
+  std::vector<c10::IValue> returns;
+  int compilations = 0;  // graphs compiled so far for this op, backend and signature
+};
+
+// The op through torch.compile(fullgraph=True, dynamic=True) with `backend` ("aot_eager",
+// "inductor"), called on `args` themselves: mutable ones get written as eager writes them.
+CompiledResult compiled_call(const OpBinding& op, const std::vector<c10::IValue>& args,
+                             const std::string& backend);
+
+}  // namespace opc::python

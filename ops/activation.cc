@@ -19,18 +19,25 @@
 #include <cmath>
 
 #include "ops/port_guard.h"
+#include "ops/sym_sized.h"
 
 namespace {
 
 using opc::port::guard_span;
+using opc::port::SizeOf;
+using opc::port::SymSized;
 
-struct GateShape {
-  int64_t d;
-  int64_t num_tokens;
+template <typename Int>
+struct GateShapeOf {
+  Int d;
+  Int num_tokens;
 };
+using GateShape = GateShapeOf<int64_t>;
 
-GateShape gate_shape(const at::Tensor& input) {
-  const int64_t last = input.size(-1);
+// T: at::Tensor for the CPU kernel, SymSized for the Meta one (ops/sym_sized.h).
+template <typename T>
+GateShapeOf<SizeOf<T>> gate_shape(const T& input) {
+  const auto last = input.size(-1);
   TORCH_CHECK(last != 0,
               "opc port: input.size(-1) == 0; upstream computes numel / size(-1) on the host "
               "(integer division by zero)");
@@ -69,7 +76,7 @@ void silu_and_mul_cpu(at::Tensor& out, const at::Tensor& input) {
 void gelu_and_mul_cpu(at::Tensor& out, const at::Tensor& input) {
   act_and_mul<gelu_f>(out, input);
 }
-void act_and_mul_meta(at::Tensor&, const at::Tensor& input) { gate_shape(input); }
+void act_and_mul_meta(at::Tensor&, const at::Tensor& input) { gate_shape<SymSized>(input); }
 
 }  // namespace
 

@@ -63,20 +63,28 @@
 #include <vector>
 
 #include "ops/sim_context.h"
+#include "ops/sym_sized.h"
 
 namespace {
 
+using opc::port::SizeOf;
+using opc::port::SymSized;
+
 constexpr float kFp8Max = 448.0f;
 
-struct AttnShape {
-  int64_t heads, kv_heads, head_size, head_size_v;
+template <typename Int>
+struct AttnShapeOf {
+  Int heads, kv_heads, head_size, head_size_v;
 };
+using AttnShape = AttnShapeOf<int64_t>;
 
-AttnShape attn_checks(const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
-                      const at::Tensor& output, const std::optional<at::Tensor>& output_scale) {
+// T: at::Tensor for the CPU kernels, SymSized for the Meta one (ops/sym_sized.h).
+template <typename T>
+AttnShapeOf<SizeOf<T>> attn_checks(const T& query, const T& key, const T& value, const T& output,
+                                   const std::optional<T>& output_scale) {
   TORCH_CHECK(query.dim() == 3 && key.dim() == 3 && value.dim() == 3 && output.dim() == 3,
               "opc port: query, key, value and output must be [T, heads, head_size]");
-  AttnShape s{query.size(1), key.size(1), query.size(2), value.size(2)};
+  AttnShapeOf<SizeOf<T>> s{query.size(1), key.size(1), query.size(2), value.size(2)};
   TORCH_CHECK(s.kv_heads > 0 && s.heads % s.kv_heads == 0,
               "opc port: num_heads (", s.heads, ") must be a multiple of num_kv_heads (",
               s.kv_heads, ")");
@@ -226,7 +234,7 @@ void unified_attention_with_output_meta(const at::Tensor& query, const at::Tenso
                                         const at::Tensor& value, at::Tensor& output,
                                         std::string layer_name,
                                         const std::optional<at::Tensor>& output_scale) {
-  attn_checks(query, key, value, output, output_scale);
+  attn_checks<SymSized>(query, key, value, output, output_scale);
 }
 
 }  // namespace

@@ -38,6 +38,8 @@ using opc::port::guard_bytes;
 using opc::port::auto_element_size;
 using opc::port::flash_checks;
 using opc::port::FlashShape;
+using opc::port::SizeOf;
+using opc::port::SymSized;
 
 void reshape_and_cache_flash_cpu(const at::Tensor& key, const at::Tensor& value,
                                  at::Tensor& key_cache, at::Tensor& value_cache,
@@ -89,18 +91,22 @@ void reshape_and_cache_flash_meta(const at::Tensor& key, const at::Tensor& value
                                   at::Tensor& key_cache, at::Tensor& value_cache,
                                   const at::Tensor& slot_mapping, std::string kv_cache_dtype,
                                   const at::Tensor&, const at::Tensor&) {
-  flash_checks(key, value, key_cache, value_cache, slot_mapping);
+  flash_checks<SymSized>(key, value, key_cache, value_cache, slot_mapping);
   auto_element_size(key, kv_cache_dtype);
 }
 
-struct MlaShape {
-  int64_t num_tokens, kv_lora_rank, pe_dim, block_size;
-  int64_t kv_c_stride, k_pe_stride, block_stride, entry_stride;
+template <typename Int>
+struct MlaShapeOf {
+  Int num_tokens, kv_lora_rank, pe_dim, block_size;
+  Int kv_c_stride, k_pe_stride, block_stride, entry_stride;
 };
+using MlaShape = MlaShapeOf<int64_t>;
 
-MlaShape mla_checks(const at::Tensor& kv_c, const at::Tensor& k_pe, const at::Tensor& kv_cache,
-                    const at::Tensor& slot_mapping, const std::string& kv_cache_dtype) {
-  MlaShape s{};
+// T: at::Tensor for the CPU kernel, SymSized for the Meta one (ops/sym_sized.h).
+template <typename T>
+MlaShapeOf<SizeOf<T>> mla_checks(const T& kv_c, const T& k_pe, const T& kv_cache,
+                                 const T& slot_mapping, const std::string& kv_cache_dtype) {
+  MlaShapeOf<SizeOf<T>> s{};
   s.num_tokens = slot_mapping.size(0);
   s.kv_lora_rank = kv_c.size(1);
   s.pe_dim = k_pe.size(1);
@@ -146,7 +152,7 @@ void concat_and_cache_mla_cpu(const at::Tensor& kv_c, const at::Tensor& k_pe,
 void concat_and_cache_mla_meta(const at::Tensor& kv_c, const at::Tensor& k_pe,
                                at::Tensor& kv_cache, const at::Tensor& slot_mapping,
                                std::string kv_cache_dtype, const at::Tensor&) {
-  mla_checks(kv_c, k_pe, kv_cache, slot_mapping, kv_cache_dtype);
+  mla_checks<SymSized>(kv_c, k_pe, kv_cache, slot_mapping, kv_cache_dtype);
   auto_element_size(kv_c, kv_cache_dtype);
 }
 

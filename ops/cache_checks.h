@@ -4,12 +4,17 @@
 //
 //   const int64_t es = opc::port::auto_element_size(key, kv_cache_dtype);
 //   const opc::port::FlashShape s = opc::port::flash_checks(key, value, kc, vc, slots);
+//
+// The Meta kernel makes the same checks on sizes that may be symbolic:
+// flash_checks<opc::port::SymSized>(...) (ops/sym_sized.h).
 #pragma once
 
 #include <ATen/ATen.h>
 
 #include <cstdint>
 #include <string>
+
+#include "ops/sym_sized.h"
 
 namespace opc::port {
 
@@ -31,14 +36,18 @@ inline int64_t auto_element_size(const at::Tensor& src, const std::string& kv_ca
   return 0;  // unreachable
 }
 
-struct FlashShape {
-  int64_t num_tokens, num_heads, head_size, block_size;
-  int64_t key_stride, value_stride, block_stride, page_stride, head_stride;
+template <typename Int>
+struct FlashShapeOf {
+  Int num_tokens, num_heads, head_size, block_size;
+  Int key_stride, value_stride, block_stride, page_stride, head_stride;
 };
+using FlashShape = FlashShapeOf<int64_t>;
 
-inline FlashShape flash_checks(const at::Tensor& key, const at::Tensor& value, const at::Tensor& key_cache,
-                        const at::Tensor& value_cache, const at::Tensor& slot_mapping) {
-  FlashShape s{};
+// T: at::Tensor for the CPU and CUDA kernels, SymSized for the Meta one (ops/sym_sized.h).
+template <typename T>
+FlashShapeOf<SizeOf<T>> flash_checks(const T& key, const T& value, const T& key_cache,
+                                     const T& value_cache, const T& slot_mapping) {
+  FlashShapeOf<SizeOf<T>> s{};
   s.num_tokens = slot_mapping.size(0);
   s.num_heads = key.size(1);
   s.head_size = key.size(2);

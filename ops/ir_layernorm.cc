@@ -36,19 +36,22 @@
 //   fused_add_rms_norm.maybe_inplace  the in-place provider path: native math, then
 //       x.copy_(out), x_residual.copy_(residual) and returns (x, x_residual) themselves (as
 //       the vllm_c provider's fallback branch does for non-contiguous inputs on ROCm).
-//   Meta of both: the native math on meta tensors (fresh), as upstream's fakes.
+//   Meta of both: the tensors the native math makes (fresh), as upstream's fakes.
 // Regression (opc_regress, same schemas):
 //   ir_fused_add_rms_norm_writes_input       a default overload that runs the in-place
 //       provider without safe_impl_fn's clones: writes x and x_residual and returns them --
 //       the bug the donation clause exists for.
 //   ir_fused_add_rms_norm_writes_input.maybe_inplace   as opc_vllm_ir's.
 #include <ATen/ATen.h>
+#include <ATen/ExpandUtils.h>
 #include <torch/library.h>
 
 #include <algorithm>
 #include <optional>
 #include <string>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 namespace {
 
@@ -98,9 +101,60 @@ Pair writes_input(const at::Tensor& x, const at::Tensor& x_residual,
   return in_place(xm, rm, weight, epsilon, variance_size);
 }
 
+// native's returns without their values, on meta tensors whose sizes may be symbolic.
+// Several of ATen's meta paths fail on such sizes, so native_meta goes around them: to()
+// copies through _to_copy, which reads sizes as ints (meta_to allocates the copy it would
+// make); a binary op broadcasts its operands with expand, which does too (meta_broadcast
+// expands them first, as strided views); and a binary op on float16/bfloat16 converts its
+// operands through Python, out of reach of a C++ kernel run by FakeTensorMode, so every
+// intermediate stays float32 -- the layouts are the same, and the returns get their dtypes
+// last. The variance is [..., 1] whatever variance_size selects, so it is taken over all of
+// z; only native's check on variance_size remains.
+at::Tensor meta_to(const at::Tensor& t, at::ScalarType dtype) {
+  return t.scalar_type() == dtype ? t : at::empty_like(t, t.options().dtype(dtype));
+}
+
+// a and b as the views expand gives them on their broadcast shape: stride 0 along the dims
+// they are broadcast in.
+std::pair<at::Tensor, at::Tensor> meta_broadcast(const at::Tensor& a, const at::Tensor& b) {
+  const c10::SymDimVector shape = at::infer_size_symdimvector(a.sym_sizes(), b.sym_sizes());
+  auto expand = [&](const at::Tensor& t) {
+    const int64_t lead = static_cast<int64_t>(shape.size()) - t.dim();
+    std::vector<c10::SymInt> strides(shape.size(), 0);
+    for (int64_t d = 0; d < t.dim(); ++d)
+      if (t.sym_size(d) == shape[lead + d]) strides[lead + d] = t.sym_stride(d);
+    return t.as_strided_symint(shape, strides, t.sym_storage_offset());
+  };
+  return {expand(a), expand(b)};
+}
+
+Pair native_meta(const at::Tensor& x, const at::Tensor& x_residual,
+                 const std::optional<at::Tensor>& weight, double epsilon,
+                 const std::optional<c10::SymInt>& variance_size) {
+  const auto orig = x.scalar_type();
+  const auto [xf, rf] = meta_broadcast(meta_to(x, at::kFloat), meta_to(x_residual, at::kFloat));
+  const at::Tensor z = xf + rf;
+  const at::Tensor residual_out = meta_to(z, orig);
+  if (variance_size) TORCH_CHECK(z.dim() >= 1, "opc port: x must have a last dimension");
+  const at::Tensor variance = z.pow(2).mean(-1, /*keepdim=*/true);
+  const auto [zb, inv] = meta_broadcast(z, at::rsqrt(variance + epsilon));
+  at::Tensor y = zb * inv;
+  if (weight && weight->defined()) {
+    const auto [yw, w] = meta_broadcast(y, meta_to(*weight, at::kFloat));
+    y = yw * w;
+  }
+  return {meta_to(y, orig), residual_out};
+}
+
+Pair functional_meta(const at::Tensor& x, const at::Tensor& x_residual,
+                     const std::optional<at::Tensor>& weight, double epsilon,
+                     std::optional<c10::SymInt> variance_size) {
+  return native_meta(x, x_residual, weight, epsilon, variance_size);
+}
+
 Pair in_place_meta(at::Tensor& x, at::Tensor& x_residual, const std::optional<at::Tensor>& weight,
-                   double epsilon, std::optional<int64_t> variance_size) {
-  return native(x, x_residual, weight, epsilon, variance_size);
+                   double epsilon, std::optional<c10::SymInt> variance_size) {
+  return native_meta(x, x_residual, weight, epsilon, variance_size);
 }
 
 }  // namespace
@@ -121,7 +175,7 @@ TORCH_LIBRARY_IMPL(opc_vllm_ir, CPU, m) {
   m.impl("fused_add_rms_norm.maybe_inplace", &in_place);
 }
 TORCH_LIBRARY_IMPL(opc_vllm_ir, Meta, m) {
-  m.impl("fused_add_rms_norm", &functional);
+  m.impl("fused_add_rms_norm", &functional_meta);
   m.impl("fused_add_rms_norm.maybe_inplace", &in_place_meta);
 }
 
@@ -135,6 +189,6 @@ TORCH_LIBRARY_IMPL(opc_regress, CPU, m) {
 }
 // The fakes are upstream's: the native function, fresh tensors.
 TORCH_LIBRARY_IMPL(opc_regress, Meta, m) {
-  m.impl("ir_fused_add_rms_norm_writes_input", &functional);
+  m.impl("ir_fused_add_rms_norm_writes_input", &functional_meta);
   m.impl("ir_fused_add_rms_norm_writes_input.maybe_inplace", &in_place_meta);
 }

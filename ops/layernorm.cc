@@ -27,19 +27,27 @@
 #include <cstdint>
 
 #include "ops/port_guard.h"
+#include "ops/sym_sized.h"
 
 namespace {
 
 using opc::port::guard_span;
+using opc::port::SizeOf;
+using opc::port::SymSized;
 
-struct RowShape {
-  int64_t hidden;
-  int64_t num_tokens;
-  int64_t input_stride;
+template <typename Int>
+struct RowShapeOf {
+  Int hidden;
+  Int num_tokens;
+  Int input_stride;
 };
+using RowShape = RowShapeOf<int64_t>;
 
-RowShape row_shape(const at::Tensor& input) {
-  const int64_t hidden = input.size(-1);
+// The checks take T = at::Tensor in the CPU kernels, SymSized in the Meta ones
+// (ops/sym_sized.h).
+template <typename T>
+RowShapeOf<SizeOf<T>> row_shape(const T& input) {
+  const auto hidden = input.size(-1);
   TORCH_CHECK(hidden != 0,
               "opc port: hidden_size 0; upstream computes numel / hidden_size on the host "
               "(integer division by zero)");
@@ -47,15 +55,16 @@ RowShape row_shape(const at::Tensor& input) {
   return {hidden, input.numel() / hidden, input.stride(-2)};
 }
 
-RowShape rms_norm_checks(const at::Tensor& out, const at::Tensor& input, const at::Tensor& weight) {
+template <typename T>
+RowShapeOf<SizeOf<T>> rms_norm_checks(const T& out, const T& input, const T& weight) {
   TORCH_CHECK(out.is_contiguous());
   TORCH_CHECK(input.stride(-1) == 1);
   TORCH_CHECK(weight.is_contiguous());
   return row_shape(input);
 }
 
-RowShape fused_add_checks(const at::Tensor& input, const at::Tensor& residual,
-                          const at::Tensor& weight) {
+template <typename T>
+RowShapeOf<SizeOf<T>> fused_add_checks(const T& input, const T& residual, const T& weight) {
   TORCH_CHECK(residual.is_contiguous());
   TORCH_CHECK(weight.is_contiguous());
   return row_shape(input);
@@ -187,11 +196,11 @@ void fused_add_rms_norm_cpu(at::Tensor& input, at::Tensor& residual, const at::T
 }
 
 void rms_norm_meta(at::Tensor& out, const at::Tensor& input, const at::Tensor& weight, double) {
-  rms_norm_checks(out, input, weight);
+  rms_norm_checks<SymSized>(out, input, weight);
 }
 void fused_add_rms_norm_meta(at::Tensor& input, at::Tensor& residual, const at::Tensor& weight,
                              double) {
-  fused_add_checks(input, residual, weight);
+  fused_add_checks<SymSized>(input, residual, weight);
 }
 
 }  // namespace

@@ -48,10 +48,13 @@
 #include <vector>
 
 #include "ops/port_guard.h"
+#include "ops/sym_sized.h"
 
 namespace {
 
 using opc::port::guard_index;
+using opc::port::SizeOf;
+using opc::port::SymSized;
 
 constexpr int64_t kWarp = 32;
 
@@ -300,13 +303,17 @@ void fallback_row(const float* vals, int64_t E, int64_t k, bool renormalize, flo
   }
 }
 
-struct TopkShape {
-  int64_t num_experts, num_tokens, topk;
+template <typename Int>
+struct TopkShapeOf {
+  Int num_experts, num_tokens, topk;
 };
+using TopkShape = TopkShapeOf<int64_t>;
 
-TopkShape topk_checks(const at::Tensor& topk_weights, const at::Tensor& topk_indices,
-                      const at::Tensor& gating_output) {
-  const int64_t E = gating_output.size(-1);
+// T: at::Tensor for the CPU kernel, SymSized for the Meta one (ops/sym_sized.h).
+template <typename T>
+TopkShapeOf<SizeOf<T>> topk_checks(const T& topk_weights, const T& topk_indices,
+                                   const T& gating_output) {
+  const auto E = gating_output.size(-1);
   TORCH_CHECK(E != 0,
               "opc port: num_experts 0; upstream computes numel / num_experts on the host "
               "(integer division by zero)");
@@ -354,7 +361,7 @@ void topk_softmax_cpu(at::Tensor& topk_weights, at::Tensor& topk_indices,
 
 void topk_softmax_meta(at::Tensor& topk_weights, at::Tensor& topk_indices, at::Tensor&,
                        const at::Tensor& gating_output, bool) {
-  topk_checks(topk_weights, topk_indices, gating_output);
+  topk_checks<SymSized>(topk_weights, topk_indices, gating_output);
 }
 
 }  // namespace

@@ -51,13 +51,21 @@
 #include <numeric>
 #include <vector>
 
+#include "ops/sym_sized.h"
+
 namespace {
 
-void moe_checks(const at::Tensor& hidden_states, const at::Tensor& router_logits,
-                const at::Tensor& w, int64_t top_k) {
+using opc::port::SizeOf;
+using opc::port::SymSized;
+
+// Tensor: at::Tensor for the CPU kernels, SymSized for the Meta ones (ops/sym_sized.h), where
+// top_k, a SymInt in the schema, may be a symbol as well.
+template <typename Tensor>
+void moe_checks(const Tensor& hidden_states, const Tensor& router_logits, const Tensor& w,
+                const SizeOf<Tensor>& top_k) {
   TORCH_CHECK(hidden_states.dim() == 2 && router_logits.dim() == 2 && w.dim() == 3,
               "opc port: expected hidden_states [T, H], router_logits [T, E], w [E, H, H]");
-  const int64_t T = hidden_states.size(0), H = hidden_states.size(1), E = router_logits.size(1);
+  const auto T = hidden_states.size(0), H = hidden_states.size(1), E = router_logits.size(1);
   TORCH_CHECK(router_logits.size(0) == T, "opc port: router_logits must have T rows");
   TORCH_CHECK(w.size(0) == E && w.size(1) == H && w.size(2) == H,
               "opc port: w must be [num_experts, H, H]");
@@ -106,8 +114,8 @@ at::Tensor moe_experts_inplace(at::Tensor& hidden_states, const at::Tensor& rout
 }
 
 at::Tensor moe_forward_meta(at::Tensor& hidden_states, const at::Tensor& router_logits,
-                            const at::Tensor& w, int64_t top_k) {
-  moe_checks(hidden_states, router_logits, w, top_k);
+                            const at::Tensor& w, c10::SymInt top_k) {
+  moe_checks<SymSized>(hidden_states, router_logits, w, top_k);
   return at::empty_like(hidden_states);
 }
 
@@ -120,8 +128,8 @@ at::Tensor moe_forward_pr20152_cpu(const at::Tensor& hidden_states, const at::Te
 }
 at::Tensor moe_forward_pr20152_meta(const at::Tensor& hidden_states,
                                     const at::Tensor& router_logits, const at::Tensor& w,
-                                    int64_t top_k) {
-  moe_checks(hidden_states, router_logits, w, top_k);
+                                    c10::SymInt top_k) {
+  moe_checks<SymSized>(hidden_states, router_logits, w, top_k);
   return at::empty_like(hidden_states);
 }
 

@@ -28,17 +28,22 @@
 #include <cstring>
 
 #include "ops/port_guard.h"
+#include "ops/sym_sized.h"
 
 namespace {
 
 constexpr float kFp8Max = 448.0f;
 
 using opc::port::guard_span;
+using opc::port::SizeOf;
+using opc::port::SymSized;
 
-int64_t quant_checks(const at::Tensor& out, const at::Tensor& input) {
+// T: at::Tensor for the CPU kernels, SymSized for the Meta ones (ops/sym_sized.h).
+template <typename T>
+SizeOf<T> quant_checks(const T& out, const T& input) {
   TORCH_CHECK(input.is_contiguous());
   TORCH_CHECK(out.is_contiguous());
-  const int64_t last = input.size(-1);
+  const auto last = input.size(-1);
   TORCH_CHECK(last != 0,
               "opc port: input.size(-1) == 0; upstream computes numel / size(-1) on the host "
               "(integer division by zero)");
@@ -116,11 +121,11 @@ void dynamic_scaled_fp8_quant_cpu(at::Tensor& out, const at::Tensor& input, at::
 }
 
 void static_quant_meta(at::Tensor& out, const at::Tensor& input, const at::Tensor&) {
-  quant_checks(out, input);
+  quant_checks<SymSized>(out, input);
   check_fp8_out(out);
 }
 void dynamic_quant_meta(at::Tensor& out, const at::Tensor& input, at::Tensor&) {
-  quant_checks(out, input);
+  quant_checks<SymSized>(out, input);
   check_fp8_out(out);
 }
 

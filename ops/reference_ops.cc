@@ -4,7 +4,7 @@
 // end, on properly shaped views. They make none of the upstream checks and honour strides,
 // so where a port reproduces an upstream quirk (dense row indexing, NaN handling) the two
 // are expected to differ; the unit tests compare them only where upstream is well defined.
-// Registered for CPU and Meta (the same composite code runs on meta tensors).
+// Registered for CPU, and for Meta with kernels that do nothing (see NoEffect below).
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
@@ -126,6 +126,17 @@ void topk_softmax_ref(at::Tensor& topk_weights, at::Tensor& topk_indices,
   token_expert_indices.copy_((j * rows + r).view(token_expert_indices.sizes()));
 }
 
+// The Meta kernel of a reference op. They return nothing and make no checks of their own,
+// so a fake has nothing to predict; the composite code above cannot serve as one, since
+// to(), narrow() and reshape() read sizes or the storage offset as ints, which pins or
+// refuses the symbolic sizes of torch.compile(dynamic=True).
+template <typename Signature>
+struct NoEffect;
+template <typename... Args>
+struct NoEffect<void(Args...)> {
+  static void kernel(Args...) {}
+};
+
 }  // namespace
 
 TORCH_LIBRARY_FRAGMENT(opc_ref, m) {
@@ -154,4 +165,13 @@ TORCH_LIBRARY_FRAGMENT(opc_ref, m) {
   m.impl("topk_softmax", &topk_softmax_ref)
 
 TORCH_LIBRARY_IMPL(opc_ref, CPU, m) { OPC_REF_IMPLS(m); }
-TORCH_LIBRARY_IMPL(opc_ref, Meta, m) { OPC_REF_IMPLS(m); }
+TORCH_LIBRARY_IMPL(opc_ref, Meta, m) {
+  m.impl("rms_norm", &NoEffect<decltype(rms_norm_ref)>::kernel);
+  m.impl("fused_add_rms_norm", &NoEffect<decltype(fused_add_rms_norm_ref)>::kernel);
+  m.impl("silu_and_mul", &NoEffect<decltype(silu_and_mul_ref)>::kernel);
+  m.impl("gelu_and_mul", &NoEffect<decltype(gelu_and_mul_ref)>::kernel);
+  m.impl("rotary_embedding", &NoEffect<decltype(rotary_embedding_ref)>::kernel);
+  m.impl("static_scaled_fp8_quant", &NoEffect<decltype(static_scaled_fp8_quant_ref)>::kernel);
+  m.impl("dynamic_scaled_fp8_quant", &NoEffect<decltype(dynamic_scaled_fp8_quant_ref)>::kernel);
+  m.impl("topk_softmax", &NoEffect<decltype(topk_softmax_ref)>::kernel);
+}

@@ -27,25 +27,32 @@
 #include <optional>
 
 #include "ops/port_guard.h"
+#include "ops/sym_sized.h"
 
 namespace {
 
 using opc::port::guard_span;
+using opc::port::SizeOf;
+using opc::port::SymSized;
 
-struct RopeShape {
-  int64_t num_tokens;
-  int64_t num_heads;
-  int64_t num_kv_heads;
-  int64_t rot_dim;
-  int64_t query_stride;
-  int64_t key_stride;
-  int64_t head_stride;
+template <typename Int>
+struct RopeShapeOf {
+  Int num_tokens;
+  Int num_heads;
+  Int num_kv_heads;
+  Int rot_dim;
+  Int query_stride;
+  Int key_stride;
+  Int head_stride;
 };
+using RopeShape = RopeShapeOf<int64_t>;
 
-RopeShape rope_checks(const at::Tensor& positions, const at::Tensor& query,
-                      const std::optional<at::Tensor>& key, int64_t head_size,
-                      const at::Tensor& cos_sin_cache) {
-  const int64_t num_tokens = positions.numel();
+// T: at::Tensor for the CPU kernel, SymSized for the Meta one (ops/sym_sized.h).
+template <typename T>
+RopeShapeOf<SizeOf<T>> rope_checks(const T& positions, const T& query, const std::optional<T>& key,
+                                   int64_t head_size, const T& cos_sin_cache) {
+  using Int = SizeOf<T>;
+  const Int num_tokens = positions.numel();
   const int64_t positions_ndim = positions.dim();
   TORCH_CHECK(positions_ndim == 1 || positions_ndim == 2,
               "positions must have shape [num_tokens] or [batch_size, seq_len]");
@@ -67,21 +74,21 @@ RopeShape rope_checks(const at::Tensor& positions, const at::Tensor& query,
   TORCH_CHECK(head_size != 0,
               "opc port: head_size 0; upstream takes hidden_size % head_size on the host "
               "(integer division by zero)");
-  const int64_t query_hidden = query.numel() / num_tokens;
-  const int64_t key_hidden = key.has_value() ? key->numel() / num_tokens : 0;
+  const Int query_hidden = query.numel() / num_tokens;
+  const Int key_hidden = key.has_value() ? key->numel() / num_tokens : Int(0);
   TORCH_CHECK(query_hidden % head_size == 0);
   TORCH_CHECK(key_hidden % head_size == 0);
-  const int64_t num_heads = query_hidden / head_size;
-  const int64_t num_kv_heads = key.has_value() ? key_hidden / head_size : num_heads;
+  const Int num_heads = query_hidden / head_size;
+  const Int num_kv_heads = key.has_value() ? key_hidden / head_size : num_heads;
   TORCH_CHECK(num_kv_heads != 0,
               "opc port: num_kv_heads 0; upstream takes num_heads % num_kv_heads on the host "
               "(integer division by zero)");
   TORCH_CHECK(num_heads % num_kv_heads == 0);
-  const int64_t rot_dim = cos_sin_cache.size(1);
+  const Int rot_dim = cos_sin_cache.size(1);
   const int64_t seq_dim = positions_ndim - 1;
-  const int64_t query_stride = query.stride(seq_dim);
-  const int64_t key_stride = key.has_value() ? key->stride(seq_dim) : 0;
-  const int64_t head_stride = (query.dim() == positions_ndim + 2) ? query.stride(-2) : head_size;
+  const Int query_stride = query.stride(seq_dim);
+  const Int key_stride = key.has_value() ? key->stride(seq_dim) : Int(0);
+  const Int head_stride = (query.dim() == positions_ndim + 2) ? query.stride(-2) : Int(head_size);
   return {num_tokens, num_heads, num_kv_heads, rot_dim, query_stride, key_stride, head_stride};
 }
 
@@ -149,7 +156,7 @@ void rotary_embedding_cpu(const at::Tensor& positions, at::Tensor& query,
 void rotary_embedding_meta(const at::Tensor& positions, at::Tensor& query,
                            const std::optional<at::Tensor>& key, int64_t head_size,
                            const at::Tensor& cos_sin_cache, bool) {
-  rope_checks(positions, query, key, head_size, cos_sin_cache);
+  rope_checks<SymSized>(positions, query, key, head_size, cos_sin_cache);
 }
 
 }  // namespace

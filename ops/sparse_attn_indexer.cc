@@ -47,10 +47,18 @@
 #include <numeric>
 #include <vector>
 
+#include "ops/sym_sized.h"
+
 namespace {
 
-void indexer_checks(const at::Tensor& q, const at::Tensor& k, const at::Tensor& weights,
-                    const at::Tensor& buffer, int64_t topk_tokens) {
+using opc::port::SizeOf;
+using opc::port::SymSized;
+
+// T: at::Tensor for the CPU kernels, SymSized for the Meta ones (ops/sym_sized.h), where
+// topk_tokens, a SymInt in the schema, may be a symbol as well.
+template <typename T>
+void indexer_checks(const T& q, const T& k, const T& weights, const T& buffer,
+                    const SizeOf<T>& topk_tokens) {
   TORCH_CHECK(q.dim() == 3 && k.dim() == 2 && weights.dim() == 2 && buffer.dim() == 2,
               "opc port: expected q [T, H, D], k [N, D], weights [T, H], "
               "topk_indices_buffer [B, C]");
@@ -121,16 +129,17 @@ at::Tensor sparse_attn_indexer_returns_buffer_cpu(const at::Tensor& q, const at:
 
 at::Tensor sparse_attn_indexer_meta(const at::Tensor& q, const at::Tensor& k,
                                     const at::Tensor& weights, at::Tensor& topk_indices_buffer,
-                                    int64_t topk_tokens) {
-  indexer_checks(q, k, weights, topk_indices_buffer, topk_tokens);
-  return at::empty({q.size(0), topk_indices_buffer.size(1)}, topk_indices_buffer.options());
+                                    c10::SymInt topk_tokens) {
+  indexer_checks<SymSized>(q, k, weights, topk_indices_buffer, topk_tokens);
+  return at::empty_symint({q.sym_size(0), topk_indices_buffer.sym_size(1)},
+                          topk_indices_buffer.options());
 }
 
 at::Tensor sparse_attn_indexer_returns_buffer_meta(const at::Tensor& q, const at::Tensor& k,
                                                    const at::Tensor& weights,
                                                    at::Tensor& topk_indices_buffer,
-                                                   int64_t topk_tokens) {
-  indexer_checks(q, k, weights, topk_indices_buffer, topk_tokens);
+                                                   c10::SymInt topk_tokens) {
+  indexer_checks<SymSized>(q, k, weights, topk_indices_buffer, topk_tokens);
   return topk_indices_buffer;  // upstream's fake: `return topk_indices_buffer`
 }
 

@@ -27,7 +27,7 @@ at::Tensor weak_ref_tensor_cpu(const at::Tensor& input) {
 }
 
 at::Tensor weak_ref_tensor_meta(const at::Tensor& input) {
-  return at::empty_strided(input.sizes(), input.strides(), input.options());
+  return at::empty_strided_symint(input.sym_sizes(), input.sym_strides(), input.options());
 }
 
 }  // namespace

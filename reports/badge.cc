@@ -49,8 +49,8 @@ std::string side_text(const std::string& text, int x, int width) {
 }  // namespace
 
 Badge op_badge(const ReportedResult& op) {
-  if (!op.errors.empty()) return {op.op, "error", "red"};
-  if (const ReportedFinding* f = first_failure(op)) return {op.op, f->clause, "red"};
+  if (!op.errors.empty()) return {checked_label(op), "error", "red"};
+  if (const ReportedFinding* f = first_failure(op)) return {checked_label(op), f->clause, "red"};
   // Modes the contract leaves out are not the op's to run; any other that did not run
   // (no GPU, --modes) leaves the conformance unproven.
   int asked = 0, ran = 0;
@@ -64,9 +64,9 @@ Badge op_badge(const ReportedResult& op) {
     if (mode_verdict(op, m) != ModeVerdict::NotRun) ++ran;
     else if (!missing) missing = to_string(m);
   }
-  if (ran == 0) return {op.op, "not run", "lightgrey"};
-  if (missing) return {op.op, std::string(missing) + " not run", "lightgrey"};
-  return {op.op, std::to_string(ran) + "/" + std::to_string(asked) + " modes", "brightgreen"};
+  if (ran == 0) return {checked_label(op), "not run", "lightgrey"};
+  if (missing) return {checked_label(op), std::string(missing) + " not run", "lightgrey"};
+  return {checked_label(op), std::to_string(ran) + "/" + std::to_string(asked) + " modes", "brightgreen"};
 }
 
 std::string badge_svg(const Badge& b) {

@@ -82,12 +82,17 @@ std::string cell(const std::string& s) {
   return out;
 }
 
+// The op a row is about, and what it is (a port, an upstream build).
+std::string md_name(const ReportedResult& op) {
+  return code(op.target) + (op.checked.empty() ? "" : " (" + cell(op.checked) + ")");
+}
+
 void md_ops(std::ostream& out, const std::vector<ReportedResult>& ops) {
   const NotRunNotes notes(ops);
   out << "## Ops\n\n| op | fake | eager | compiled | cudagraph | failed clauses | cases | badge |\n"
          "|---|---|---|---|---|---|---|---|\n";
   for (const ReportedResult& op : ops) {
-    out << "| " << code(op.op);
+    out << "| " << md_name(op);
     for (Mode m : kAllModes) {
       const ModeVerdict v = mode_verdict(op, m);
       out << " | " << to_string(v);
@@ -99,11 +104,11 @@ void md_ops(std::ostream& out, const std::vector<ReportedResult>& ops) {
   if (!notes.reasons().empty()) out << "\nNot run:\n\n";
   for (size_t i = 0; i < notes.reasons().size(); ++i) out << "[" << i + 1 << "] " << notes.reasons()[i] << "\n\n";
   out << "\n## Branch coverage\n\nHits summed over the result files.\n\n| op | branches |\n|---|---|\n";
-  for (const ReportedResult& op : ops) out << "| " << code(op.op) << " | " << cell(branches_text(op)) << " |\n";
+  for (const ReportedResult& op : ops) out << "| " << code(op.target) << " | " << cell(branches_text(op)) << " |\n";
 }
 
-void md_finding(std::ostream& out, const std::string& op, const ReportedFinding& f) {
-  out << "\n### " << code(op) << ": " << f.clause << (f.mode.empty() ? "" : " (" + f.mode + ")")
+void md_finding(std::ostream& out, const ReportedResult& op, const ReportedFinding& f) {
+  out << "\n### " << md_name(op) << ": " << f.clause << (f.mode.empty() ? "" : " (" + f.mode + ")")
       << (f.known.empty() ? "" : ", known") << "\n\n";
   if (!f.known.empty()) out << "Known (known_findings): " << f.known << "\n\n";
   out << "Target " << code(f.target) << ", seed " << f.seed << ", first in case " << f.cases_tried
@@ -120,7 +125,7 @@ void md_findings(std::ostream& out, const std::vector<ReportedResult>& ops) {
   bool any = false;
   for (const ReportedResult& op : ops)
     for (const ReportedFinding& f : op.findings) {
-      md_finding(out, op.op, f);
+      md_finding(out, op, f);
       any = true;
     }
   if (!any) out << "\nNone.\n";
@@ -176,9 +181,10 @@ const char* regression_class(RegressionVerdict::Kind k) {
 }
 
 void html_op_row(std::ostream& out, const ReportedResult& op, const NotRunNotes& notes) {
-  const std::string name = sanitized_op_name(op.op);
+  const std::string name = sanitized_op_name(op.target);
   const Badge b = op_badge(op);
-  out << "<tr id=\"op-" << name << "\"><td><code>" << xml_escape(op.op) << "</code></td>";
+  out << "<tr id=\"op-" << name << "\"><td><code>" << xml_escape(op.target) << "</code>"
+      << (op.checked.empty() ? "" : "<br><small>" + xml_escape(op.checked) + "</small>") << "</td>";
   for (Mode m : kAllModes) {
     const ModeVerdict v = mode_verdict(op, m);
     out << "<td class=\"" << verdict_class(v) << "\">" << to_string(v);
@@ -227,7 +233,7 @@ std::string summary_markdown(const Campaign& campaign) {
   md_list(out, "Errors", error_lines(campaign));
   std::vector<std::string> warnings;
   for (const ReportedResult& op : ops)
-    for (const std::string& w : op.warnings) warnings.push_back(op.op + ": " + w);
+    for (const std::string& w : op.warnings) warnings.push_back(op.target + ": " + w);
   md_list(out, "Warnings", warnings);
   return out.str();
 }

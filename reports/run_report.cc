@@ -142,6 +142,7 @@ void print_text_report(std::ostream& out, const std::vector<RunEntry>& run) {
     out << ": " << headline(e) << "\n";
     if (e.regression && !e.regression->upstream.empty())
       out << "   " << e.regression->upstream << "\n";
+    if (!r.checked.empty()) out << "   checked: " << r.target << ", " << r.checked << "\n";
     if (r.verdict == "error") {
       out << "   " << r.error << "\n";
       // What was found before the error still counts: never drop a counterexample.
@@ -167,6 +168,8 @@ void print_text_report(std::ostream& out, const std::vector<RunEntry>& run) {
     for (Mode m : kAllModes)
       if (const ModeResult& mr = r.modes.at(m); mr.status == "not_run")
         out << "   " << to_string(m) << " not run: " << mr.reason << "\n";
+      else if (!mr.ran_as.empty())
+        out << "   " << to_string(m) << " ran as " << mr.ran_as << "\n";
     for (const std::string& w : r.warnings) out << "   warning: " << w << "\n";
     for (const ContractFinding& f : r.findings) {
       out << "   - " << (f.known.empty() ? "" : "known: ") << f.clause
@@ -196,6 +199,7 @@ std::string json_report(const std::vector<RunEntry>& run) {
     w.key("file").value(r.file);
     w.key("op").value(r.op);
     w.key("target").value(r.target);
+    if (!r.checked.empty()) w.key("checked").value(r.checked);
     w.key("verdict").value(r.verdict);
     if (!r.error.empty()) w.key("error").value(r.error);
     w.key("seed").value(r.seed);
@@ -216,6 +220,7 @@ std::string json_report(const std::vector<RunEntry>& run) {
       w.key("status").value(mr.status);
       w.key("cases").value(mr.cases);
       if (!mr.reason.empty()) w.key("reason").value(mr.reason);
+      if (!mr.ran_as.empty() && mr.status != "not_run") w.key("ran_as").value(mr.ran_as);
       // What the mode judges, so that a merge of results (opcontract report) can tell an
       // expected clause no mode ran from one that was missed.
       w.key("clauses").begin_array();

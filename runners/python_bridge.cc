@@ -36,9 +36,11 @@ std::string bridge_dir() {
   return OPC_BRIDGE_SOURCE_DIR;
 }
 
-// A Python exception in flight, as "TypeName: message".
-std::runtime_error python_error(const std::string& doing) {
-  return std::runtime_error(doing + ": " + py::error_already_set().what());
+// A Python exception, as "doing: TypeName: message" (no traceback: the message is what
+// a user acts on). Called with the GIL held.
+std::runtime_error python_error(const std::string& doing, const py::error_already_set& e) {
+  const std::string type = py::str(e.type().attr("__name__"));
+  return std::runtime_error(doing + ": " + type + ": " + std::string(py::str(e.value())));
 }
 
 py::module_& bridge() {
@@ -104,7 +106,10 @@ void start() {
     throw std::runtime_error(g_unavailable);
   }
   try {
-    py::module_::import("sys").attr("path").attr("insert")(0, bridge_dir());
+    // The bridge, and the working directory as `python -c` has it (--import my_ops).
+    py::list path = py::module_::import("sys").attr("path");
+    path.insert(0, bridge_dir());
+    path.insert(1, "");
     g_bridge = new py::module_(py::module_::import("opcontract_bridge"));
   } catch (const py::error_already_set& e) {
     g_unavailable = "the embedded Python (" + python + ") could not import torch and the bridge: " + e.what();
@@ -113,6 +118,18 @@ void start() {
   g_started = true;
   g_unavailable.clear();
   g_main_thread = PyEval_SaveThread();  // other calls take the GIL when they need it
+}
+
+void warm_up_compile() {
+  static bool warm = false;
+  if (warm) return;
+  py::gil_scoped_acquire gil;
+  try {
+    bridge().attr("warm_up")();
+  } catch (const py::error_already_set& e) {
+    throw python_error("warming up torch.compile", e);
+  }
+  warm = true;
 }
 
 void before_fork() {
@@ -137,8 +154,8 @@ void import_module(const std::string& name) {
   py::gil_scoped_acquire gil;
   try {
     bridge().attr("import_module")(name);
-  } catch (const py::error_already_set&) {
-    throw python_error("--import " + name);
+  } catch (const py::error_already_set& e) {
+    throw python_error("--import " + name, e);
   }
 }
 
@@ -146,8 +163,8 @@ std::string fake_kind(const std::string& qualname) {
   py::gil_scoped_acquire gil;
   try {
     return bridge().attr("op_fake_kind")(qualname).cast<std::string>();
-  } catch (const py::error_already_set&) {
-    throw python_error("the fake of " + qualname);
+  } catch (const py::error_already_set& e) {
+    throw python_error("the fake of " + qualname, e);
   }
 }
 
@@ -155,8 +172,8 @@ std::string fake_source(const std::string& qualname) {
   py::gil_scoped_acquire gil;
   try {
     return bridge().attr("op_fake_source")(qualname).cast<std::string>();
-  } catch (const py::error_already_set&) {
-    throw python_error("the fake of " + qualname);
+  } catch (const py::error_already_set& e) {
+    throw python_error("the fake of " + qualname, e);
   }
 }
 
@@ -164,8 +181,17 @@ bool defined_by_torch(const std::string& qualname) {
   py::gil_scoped_acquire gil;
   try {
     return bridge().attr("defined_by_torch")(qualname).cast<bool>();
-  } catch (const py::error_already_set&) {
-    throw python_error("where " + qualname + " was defined");
+  } catch (const py::error_already_set& e) {
+    throw python_error("where " + qualname + " was defined", e);
+  }
+}
+
+std::string installed_version(const std::string& dist) {
+  py::gil_scoped_acquire gil;
+  try {
+    return bridge().attr("installed_version")(dist).cast<std::string>();
+  } catch (const py::error_already_set& e) {
+    throw python_error("the version of " + dist, e);
   }
 }
 
@@ -173,8 +199,8 @@ std::vector<std::string> python_registered_ops() {
   py::gil_scoped_acquire gil;
   try {
     return bridge().attr("python_registered_ops")().cast<std::vector<std::string>>();
-  } catch (const py::error_already_set&) {
-    throw python_error("listing Python-registered ops");
+  } catch (const py::error_already_set& e) {
+    throw python_error("listing Python-registered ops", e);
   }
 }
 
@@ -182,8 +208,8 @@ void set_context(const std::string& hook, const std::map<std::string, int64_t>& 
   py::gil_scoped_acquire gil;
   try {
     bridge().attr("set_context")(hook, values);
-  } catch (const py::error_already_set&) {
-    throw python_error("the contract's python_context hook " + hook);
+  } catch (const py::error_already_set& e) {
+    throw python_error("the contract's python_context hook " + hook, e);
   }
 }
 
@@ -201,22 +227,24 @@ FakeResult fake_call(const OpBinding& op, const std::vector<c10::IValue>& args, 
       r.args_after[ad["arg"].cast<int>()] = fake_tensor(ad);
     }
     r.symbolic_dims = static_cast<int>(py::len(d["symbolic_dims"]));
-  } catch (const py::error_already_set&) {
-    throw python_error("the fake mode's call of " + op.name);
+  } catch (const py::error_already_set& e) {
+    throw python_error("the fake mode's call of " + op.name, e);
   }
   return r;
 }
 
 CompiledResult compiled_call(const OpBinding& op, const std::vector<c10::IValue>& args,
-                             const std::string& backend) {
+                             const std::string& backend, const std::string& context, int budget) {
   py::gil_scoped_acquire gil;
   CompiledResult r;
   try {
     const py::dict d = bridge().attr("compiled_call")(qualname_of(op), overload_of(op), to_python(args),
-                                                      backend, true);
+                                                      backend, true, context, budget);
     r.ok = d["ok"].cast<bool>();
     r.error = d["error"].cast<std::string>();
     r.compilations = d["compilations"].cast<int>();
+    r.skipped = d["skipped"].cast<bool>();
+    r.compile_seconds = d["compile_seconds"].cast<double>();
     const auto& returns = op.handle.schema().returns();
     size_t i = 0;
     for (const py::handle v : d["returns"]) {
@@ -224,8 +252,8 @@ CompiledResult compiled_call(const OpBinding& op, const std::vector<c10::IValue>
       r.returns.push_back(v.is_none() ? c10::IValue() : torch::jit::toIValue(v, type));
       ++i;
     }
-  } catch (const py::error_already_set&) {
-    throw python_error("the compiled mode's call of " + op.name);
+  } catch (const py::error_already_set& e) {
+    throw python_error("the compiled mode's call of " + op.name, e);
   }
   return r;
 }

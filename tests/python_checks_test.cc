@@ -1,0 +1,61 @@
+// The embedded Python's checks, as a user runs them: real torch.compile refuses what
+// opcontract's C++ model lets pass, and every report says which variant ran.
+#include <gtest/gtest.h>
+
+#include "cli_run.h"
+#include "runners/python_bridge.h"
+
+namespace {
+
+const std::string kAnnotated = "check tests/planted_contracts/alias_annotated_return.yaml --load " +
+                               shell_quote(OPC_TEST_OPS) + " --cases 20";
+
+bool embeds_python() {
+  static const bool yes = contains(run("--version").output, "embedding Python");
+  return yes;
+}
+
+// PyTorch does not functionalize a custom op whose returns carry alias annotations:
+// `(Tensor(a!) x) -> Tensor(a!)` is a compiled finding with PyTorch's own words.
+TEST(RealTorchCompile, RefusesAnOpWhoseReturnIsAliasAnnotated) {
+  if (!embeds_python()) GTEST_SKIP() << "this opcontract embeds no Python: " << run("--version").output;
+  const Result r = run(kAnnotated);
+  EXPECT_EQ(r.exit, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "- compiled (compiled)");
+  EXPECT_CONTAINS(r.output, "torch.compile(backend=\"aot_eager\", fullgraph=True, dynamic=True)");
+  EXPECT_CONTAINS(r.output, "Found a custom (non-ATen) operator whose output has alias annotations");
+  EXPECT_CONTAINS(r.output, "compiled ran as torch.compile (aot_eager and inductor");
+}
+
+// The same op with --no-python: only the C++ model runs, which lets it pass -- and the
+// report says that torch.compile itself did not run.
+TEST(RealTorchCompile, TheCppModelAloneSaysSo) {
+  const Result r = run(kAnnotated + " --no-python");
+  EXPECT_EQ(r.exit, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "compiled ran as opcontract's C++ model of torch.compile only, not "
+                            "torch.compile itself (--no-python)");
+  EXPECT_CONTAINS(r.output, "fake ran as the op's C++ Meta kernel on concrete sizes, not PyTorch's "
+                            "FakeTensorMode (--no-python)");
+}
+
+// --import of a module that is not there is a clear error, exit 2.
+TEST(RealTorchCompile, ImportingAMissingModuleIsAnError) {
+  if (!embeds_python()) GTEST_SKIP() << "this opcontract embeds no Python";
+  const Result r = run("list --import opcontract_no_such_module");
+  EXPECT_EQ(r.exit, 2) << r.output;
+  EXPECT_CONTAINS(r.output, "--import opcontract_no_such_module: ModuleNotFoundError");
+}
+
+// list shows the Python-registered ops an import brings, each with where its fake is.
+TEST(RealTorchCompile, ListShowsPythonOpsAndTheirFakes) {
+  if (!embeds_python()) GTEST_SKIP() << "this opcontract embeds no Python";
+  const Result r = run_shell("cd " + shell_quote(OPC_SOURCE_DIR) + " && PYTHONPATH=tests/python " +
+                             shell_quote(OPC_BINARY) + " list --import opcontract_test_ops --contracts tests/contracts");
+  EXPECT_EQ(r.exit, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "opc_py::row_sums");
+  EXPECT_CONTAINS(r.output, "[fake: Python fake (");
+  EXPECT_CONTAINS(r.output, "opcontract_test_ops.py:");
+  EXPECT_CONTAINS(r.output, "tests/contracts/python/python_fake.yaml (contract)");
+}
+
+}  // namespace

@@ -167,6 +167,9 @@ struct KnownFinding {
   std::string clause;
   std::string mode;  // "" matches any mode
   std::string reason;
+  // `sometimes: true`: the defect shows only some of the time (heap corruption whose
+  // effect depends on the allocator's state), so a run without it is no sign of a fix.
+  bool sometimes = false;
 };
 
 struct Regression {

@@ -777,6 +777,7 @@ void Loader::load_known_findings(const YAML::Node& n, Contract& c) {
     YAML::Node why = f.need("reason");
     k.reason = scalar(why, "reason");
     if (k.reason.empty()) fail(why, "a known finding needs its reason");
+    if (YAML::Node s = f.take("sometimes")) k.sometimes = boolean(s, "sometimes");
     f.done();
     c.known_findings.push_back(std::move(k));
   }

@@ -229,7 +229,7 @@ void apply_known_findings(const std::vector<KnownFinding>& known, const std::str
         f.known = k.reason;
         occurred = true;
       }
-    if (!occurred)
+    if (!occurred && !k.sometimes)
       r.findings.push_back({k.clause, k.mode,
                             "listed under " + where + " (" + to_string(k.loc) + ": " + k.reason +
                                 ") but not found in " + std::to_string(r.cases) +

@@ -20,6 +20,14 @@ int64_t value(const Case& c, const Contract& contract, const std::string& name) 
   return -1;
 }
 
+// The C++ paths alone: these tests are about opcontract's own oracles and driver (the real
+// PyTorch's checks have theirs: tests/contracts/python, tests/python_checks_test.cc).
+CheckOptions cpp_paths() {
+  CheckOptions o;
+  o.python = false;
+  return o;
+}
+
 class CheckDriver : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -30,7 +38,7 @@ class CheckDriver : public ::testing::Test {
 
 TEST_F(CheckDriver, FixedPortHoldsWithBothBranchesHit) {
   const Contract c = load("contracts/vllm/sequence_parallel_chunk_impl.yaml");
-  const ContractResult r = check_contract(c, "opc_vllm::sequence_parallel_chunk_impl", {});
+  const ContractResult r = check_contract(c, "opc_vllm::sequence_parallel_chunk_impl", cpp_paths());
   EXPECT_EQ(r.verdict, "pass") << (r.findings.empty() ? r.error : r.findings[0].message);
   EXPECT_EQ(r.cases, 100);
   ASSERT_EQ(r.branches.size(), 2u);
@@ -43,7 +51,7 @@ TEST_F(CheckDriver, FixedPortHoldsWithBothBranchesHit) {
 TEST_F(CheckDriver, AsShippedPortIsCaughtByAliasAndTheGuardOnADivisibleLength) {
   const Contract c = load("contracts/vllm/sequence_parallel_chunk_impl.yaml");
   for (uint64_t seed : std::vector<uint64_t>{1, 2, 3, kDefaultSeed}) {
-    CheckOptions opt;
+    CheckOptions opt = cpp_paths();
     opt.seed = seed;
     const ContractResult r = check_contract(c, "opc_regress::sequence_parallel_chunk_impl_pr44130", opt);
     ASSERT_EQ(found_clauses(r), (std::vector<std::string>{"alias", "compiled"})) << "seed " << seed;
@@ -65,7 +73,7 @@ TEST_F(CheckDriver, AsShippedPortIsCaughtByAliasAndTheGuardOnADivisibleLength) {
 
 TEST_F(CheckDriver, SameSeedSameFindings) {
   const Contract c = load("tests/contracts/write.yaml");
-  CheckOptions opt;
+  CheckOptions opt = cpp_paths();
   opt.seed = 99;
   const ContractResult a = check_contract(c, "opc_test::copy_into_half", opt);
   const ContractResult b = check_contract(c, "opc_test::copy_into_half", opt);
@@ -88,19 +96,19 @@ args:
 modes: [eager]
 skip: {fake: "eager only", compiled: "eager only", cudagraph: "eager only"}
 )Y", "overdeclared.yaml");
-  const ContractResult ignored = check_contract(c, "opc_test::ignores_out", {});
+  const ContractResult ignored = check_contract(c, "opc_test::ignores_out", cpp_paths());
   EXPECT_EQ(ignored.verdict, "pass");
   ASSERT_EQ(ignored.warnings.size(), 1u);
   EXPECT_NE(ignored.warnings[0].find("'out' is declared mutable but was never written"),
             std::string::npos);
-  const ContractResult written = check_contract(c, "opc_test::copy_into", {});
+  const ContractResult written = check_contract(c, "opc_test::copy_into", cpp_paths());
   EXPECT_EQ(written.verdict, "pass");
   EXPECT_TRUE(written.warnings.empty());
 }
 
 TEST_F(CheckDriver, PaddingIsCheckedInEagerAndCompiledModes) {
   const Contract c = load("tests/contracts/padding.yaml");
-  const ContractResult r = check_contract(c, "opc_test::scale_by_amax", {});
+  const ContractResult r = check_contract(c, "opc_test::scale_by_amax", cpp_paths());
   std::set<std::string> modes;
   for (const auto& f : r.findings)
     if (f.clause == "padding") modes.insert(f.mode);
@@ -122,7 +130,7 @@ class PlantedViolation : public CheckDriver, public ::testing::WithParamInterfac
 TEST_P(PlantedViolation, IsCaughtByExactlyItsClause) {
   const Planted& p = GetParam();
   const Contract c = load(p.contract);
-  const ContractResult r = check_contract(c, p.target, {});
+  const ContractResult r = check_contract(c, p.target, cpp_paths());
   ASSERT_NE(r.verdict, "error") << r.error;
   EXPECT_EQ(found_clauses(r), p.clauses);
   bool phrase = false;
@@ -205,7 +213,7 @@ class CleanTwin : public CheckDriver, public ::testing::WithParamInterface<const
 
 TEST_P(CleanTwin, HoldsItsContract) {
   const Contract c = load(GetParam());
-  const ContractResult r = check_contract(c, c.op, {});
+  const ContractResult r = check_contract(c, c.op, cpp_paths());
   EXPECT_EQ(r.verdict, "pass") << (r.findings.empty() ? r.error : r.findings[0].message);
   EXPECT_EQ(r.cases, 100);
 }
@@ -256,7 +264,7 @@ known_findings:
 
 TEST_F(CheckDriver, AKnownFindingIsReportedAndDoesNotFail) {
   const ContractResult r = check_contract(known_write_contract("opc_test::copy_into_half"),
-                                          "opc_test::copy_into_half", {});
+                                          "opc_test::copy_into_half", cpp_paths());
   EXPECT_EQ(r.verdict, "pass");
   ASSERT_EQ(r.findings.size(), 1u);
   EXPECT_EQ(r.findings[0].clause, "write");
@@ -266,7 +274,7 @@ TEST_F(CheckDriver, AKnownFindingIsReportedAndDoesNotFail) {
 TEST_F(CheckDriver, AKnownFindingThatNoLongerOccursFails) {
   // copy_into writes all of out: the listed finding is gone, and the contract must say so.
   const ContractResult r = check_contract(known_write_contract("opc_test::copy_into"),
-                                          "opc_test::copy_into", {});
+                                          "opc_test::copy_into", cpp_paths());
   EXPECT_EQ(r.verdict, "fail");
   ASSERT_EQ(r.findings.size(), 1u);
   EXPECT_TRUE(r.findings[0].known.empty());
@@ -280,8 +288,9 @@ TEST_F(CheckDriver, IsolatedAndInProcessRunsAgree) {
   const Contract c = load("tests/contracts/mutation.yaml");
   CheckOptions inline_run;
   inline_run.isolate = false;
+  inline_run.python = false;
   for (const char* target : {"opc_test::doubled", "opc_test::doubles_in_place"}) {
-    const ContractResult a = check_contract(c, target, {});
+    const ContractResult a = check_contract(c, target, cpp_paths());
     const ContractResult b = check_contract(c, target, inline_run);
     EXPECT_EQ(a.verdict, b.verdict) << target;
     ASSERT_EQ(a.findings.size(), b.findings.size()) << target;
@@ -295,7 +304,7 @@ TEST_F(CheckDriver, IsolatedAndInProcessRunsAgree) {
 
 TEST_F(CheckDriver, AUserTimeoutBeatsTheContractsTimeLimit) {
   const Contract c = load("tests/contracts/crash_isolation.yaml");
-  CheckOptions options;
+  CheckOptions options = cpp_paths();
   options.set_user_timeout(0.1);
   const ContractResult r = check_contract(c, "opc_test::loops_when_tallest", options);
   ASSERT_EQ(r.findings.size(), 1u);

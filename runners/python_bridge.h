@@ -93,7 +93,7 @@ struct CompiledResult {
   bool ok = false;
   std::string error;  // PyTorch's own message: compile error, guard, aliasing, ...
   std::vector<c10::IValue> returns;
-  int compilations = 0;  // graphs compiled so far for this op, backend and signature
+  int compilations = 0;  // graphs compiled so far for this op and backend
   bool skipped = false;  // not called: it needed a graph beyond the budget
   double compile_seconds = 0;  // of the call's time, compiling (0 when it reused a graph)
 };

@@ -31,7 +31,7 @@ inline constexpr int kTorchCompileGraphBudget = 8;
 
 struct TorchCompileRun {
   Observation obs;
-  int compilations = 0;        // graphs compiled so far for this op, backend and signature
+  int compilations = 0;        // graphs compiled so far for this op and backend
   bool skipped = false;        // it needed a graph beyond `budget`: nothing to judge
   double compile_seconds = 0;  // spent compiling in this call
 };

@@ -292,7 +292,7 @@ def compiled_call(qualname: str, overload: str, args: list, backend: str, dynami
     Returns {"ok", "error" (PyTorch's message: compile error, functionalisation refusal,
     recompile limit, aliasing check), "returns" (the returned objects: [] for an op
     returning nothing, one entry per schema return otherwise), "compilations" (graphs
-    compiled so far for this cached function)}.
+    compiled so far for this op and backend, every signature and context together)}.
     """
     op = _resolve(qualname, overload)
     key = (qualname, overload, backend, dynamic, context, tuple(_signature(a) for a in args))
@@ -327,7 +327,7 @@ def compiled_call(qualname: str, overload: str, args: list, backend: str, dynami
         result["compile_seconds"] = time.monotonic() - started
     entry.live_graphs += entry.compilations - before
     _graphs_per_op[per_op] = _graphs_per_op.get(per_op, 0) + entry.compilations - before
-    result["compilations"] = entry.compilations
+    result["compilations"] = _graphs_per_op.get(per_op, 0)
     return result
 
 

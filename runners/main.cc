@@ -112,7 +112,10 @@ const CommandHelp kCommands[] = {
 const char* kEveryCommand = R"(
 Every command takes -h/--help (its usage) and --verbose (an internal error's message with
 PyTorch's C++ backtrace; also OPCONTRACT_VERBOSE=1). opcontract --version prints the version
-and the LibTorch it was built against.
+and the LibTorch it was built against. Every command that takes --load also takes
+--import MODULE (repeatable: a Python module whose ops and fakes to register, e.g.
+vllm._custom_ops; needs the embedded Python) and --no-python (the C++ paths only: the
+fake mode on C++ Meta kernels, opcontract's model of torch.compile, no interpreter).
 exit: 0 holds, 1 findings, 2 usage / contract / load error.
 )";
 

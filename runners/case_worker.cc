@@ -147,6 +147,15 @@ enum class ReadStatus { Ok, Closed, TimedOut };
 
 using Deadline = std::function<std::chrono::steady_clock::time_point()>;
 
+// Time one torch.compile call may take on top of a case's limit.
+constexpr std::chrono::seconds kCompileAllowance{600};
+
+int64_t steady_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 // Reads exactly n bytes, waiting at most until `deadline()` (none when max()), which may
 // move while it waits: it is asked again at least every 100 ms.
 ReadStatus read_exactly(int fd, char* out, size_t n, const Deadline& deadline) {
@@ -274,8 +283,14 @@ CaseWorker::CaseWorker(const CaseOps& ops, const Contract& contract, IsolationOp
   if (page == MAP_FAILED) throw std::runtime_error(std::string("case worker: mmap: ") + strerror(errno));
   shared_ = static_cast<volatile SharedPage*>(page);
   ops_.on_mode = [shared = shared_](Mode m) { shared->mode = static_cast<int>(m); };
-  ops_.on_grace = [shared = shared_](double s) {
-    shared->grace_ms = shared->grace_ms + static_cast<int64_t>(s * 1000);
+  ops_.on_compile = [shared = shared_](bool begin) {
+    const int64_t now = steady_ms();
+    if (begin) {
+      shared->compiling_since_ms = now;
+    } else if (shared->compiling_since_ms) {
+      shared->grace_ms = shared->grace_ms + (now - shared->compiling_since_ms);
+      shared->compiling_since_ms = 0;
+    }
   };
 }
 
@@ -333,12 +348,17 @@ std::string CaseWorker::request(char kind, const std::string& body, CaseOutcome*
   if (pid_ < 0) start();
   shared_->mode = static_cast<int>(Mode::Eager);
   shared_->grace_ms = 0;
+  shared_->compiling_since_ms = 0;
   const auto start = Clock::now();
-  // The limit is for the op: time the worker reports compiling (torch.compile) is added.
+  const auto limit = std::chrono::microseconds(static_cast<int64_t>(std::ceil(options_.timeout_s * 1e6)));
+  // The limit is for the op: time the worker spends in torch.compile calls is added, and a
+  // call in progress gets up to kCompileAllowance more (a compile, not a hang).
   const std::function<Clock::time_point()> deadline = [&] {
     if (options_.timeout_s <= 0) return Clock::time_point::max();
-    return start + std::chrono::microseconds(static_cast<int64_t>(std::ceil(options_.timeout_s * 1e6))) +
-           std::chrono::milliseconds(shared_->grace_ms);
+    const auto by_op = start + limit + std::chrono::milliseconds(shared_->grace_ms);
+    const int64_t since = shared_->compiling_since_ms;
+    if (!since) return by_op;
+    return std::max(by_op, Clock::time_point(std::chrono::milliseconds(since)) + limit + kCompileAllowance);
   };
   std::string reply;
   ReadStatus status = ReadStatus::Closed;

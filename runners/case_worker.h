@@ -65,11 +65,14 @@ class CaseWorker {
   IsolationOptions options_;
   pid_t pid_ = -1;
   int to_child_ = -1, from_child_ = -1;
-  // A page shared with the worker: the mode it is running (a crash's mode), and how long
-  // the case in flight has spent compiling (not counted against its time limit).
+  // A page shared with the worker: the mode it is running (a crash's mode), how long the
+  // case in flight has spent in torch.compile calls, and since when it is in one (0: not),
+  // neither counted against its time limit (steady-clock milliseconds, the same clock in
+  // both processes).
   struct SharedPage {
     int mode;
     int64_t grace_ms;
+    int64_t compiling_since_ms;
   };
   volatile SharedPage* shared_ = nullptr;
 };

@@ -127,8 +127,9 @@ std::vector<Finding> case_findings_unguarded(const CaseOps& ops, const Contract&
     entering(Mode::Compiled);
     if (ops.real_pytorch)
       for (const char* backend : kTorchCompileBackends) {
+        if (ops.on_compile) ops.on_compile(true);
         const TorchCompileRun run = run_torch_compile(op, contract, c, facts, backend);
-        if (ops.on_grace) ops.on_grace(run.compile_seconds);
+        if (ops.on_compile) ops.on_compile(false);
         if (!run.skipped) add(check_torch_compile({contract, op.annotations, backend, eager, run.obs}), Mode::Compiled);
       }
     const CompiledObservation compiled = run_compiled(op, contract, c, facts);

@@ -118,9 +118,9 @@ struct CaseOps {
   const OpBinding* reference = nullptr;  // `reference:`, compared with eager
   const OpBinding* donating = nullptr;   // `donates:`' overload, run in the compiled mode
   std::function<void(Mode)> on_mode;     // told each mode before it runs (a crash's mode)
-  // Told the seconds a mode spent compiling (torch.compile): they do not count against the
-  // case's time limit, which is for the op.
-  std::function<void(double)> on_grace;
+  // Told when a torch.compile call starts (true) and ends (false): its time does not count
+  // against the case's time limit, which is for the op (the first compile takes seconds).
+  std::function<void(bool)> on_compile;
   // The embedded Python runs: the fake mode is PyTorch's FakeTensorMode, the compiled mode
   // adds real torch.compile to opcontract's C++ model (runners/python_bridge.h).
   bool real_pytorch = false;

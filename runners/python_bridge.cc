@@ -244,7 +244,6 @@ CompiledResult compiled_call(const OpBinding& op, const std::vector<c10::IValue>
     r.error = d["error"].cast<std::string>();
     r.compilations = d["compilations"].cast<int>();
     r.skipped = d["skipped"].cast<bool>();
-    r.compile_seconds = d["compile_seconds"].cast<double>();
     const auto& returns = op.handle.schema().returns();
     size_t i = 0;
     for (const py::handle v : d["returns"]) {

@@ -95,7 +95,6 @@ struct CompiledResult {
   std::vector<c10::IValue> returns;
   int compilations = 0;  // graphs compiled so far for this op and backend
   bool skipped = false;  // not called: it needed a graph beyond the budget
-  double compile_seconds = 0;  // of the call's time, compiling (0 when it reused a graph)
 };
 
 // The op through torch.compile(fullgraph=True, dynamic=True) with `backend` ("aot_eager",

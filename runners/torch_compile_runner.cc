@@ -19,7 +19,6 @@ TorchCompileRun run_torch_compile(const OpBinding& op, const Contract& contract,
   m.args.clear();
   run.compilations = r.compilations;
   run.skipped = r.skipped;
-  run.compile_seconds = r.compile_seconds;
   if (!r.ok) {
     run.obs.threw = true;
     run.obs.error = r.error;

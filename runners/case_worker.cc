@@ -307,6 +307,12 @@ void CaseWorker::start() {
   std::cout.flush();
   std::cerr.flush();
   std::fflush(nullptr);
+  // The workers run the cudagraph mode and Python's CUDA checks: CUDA initialised here
+  // would fail in them ("initialization error"), and the op would be blamed for it.
+  if (python::cuda_initialized())
+    throw std::runtime_error(
+        "case worker: torch initialised CUDA in the checking process before it forked the "
+        "worker, which then cannot use the GPU (an opcontract defect; --no-python avoids it)");
   python::before_fork();
   const pid_t pid = fork();
   if (pid == 0) python::after_fork_child();

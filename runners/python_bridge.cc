@@ -132,6 +132,16 @@ void warm_up_compile() {
   warm = true;
 }
 
+bool cuda_initialized() {
+  if (!g_started) return false;
+  py::gil_scoped_acquire gil;
+  try {
+    return bridge().attr("cuda_initialized")().cast<bool>();
+  } catch (const py::error_already_set& e) {
+    throw python_error("asking torch whether CUDA is initialised", e);
+  }
+}
+
 void before_fork() {
   if (!g_started) return;
   g_fork_gil = PyGILState_Ensure();

@@ -33,8 +33,12 @@ void start();
 
 // Compiles a trivial op with each torch.compile backend, so that the import and set-up of
 // dynamo and inductor (seconds) happen once, before the workers fork, not in a case's
-// time limit.
+// time limit. Not with a CUDA torch: inductor would initialise CUDA in this process, and
+// a worker forked from it could not use the GPU; each worker then compiles for itself.
 void warm_up_compile();
+
+// Whether torch initialised CUDA in this process (then a forked worker cannot use it).
+bool cuda_initialized();
 
 // Around fork(): the worker inherits a working interpreter (what os.fork does).
 void before_fork();

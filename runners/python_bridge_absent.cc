@@ -20,6 +20,7 @@ bool available() { return false; }
 std::string unavailable_reason() { return kReason; }
 void start() { refuse(); }
 void warm_up_compile() { refuse(); }
+bool cuda_initialized() { return false; }
 void before_fork() {}
 void after_fork_parent() {}
 void after_fork_child() {}

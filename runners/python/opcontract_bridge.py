@@ -48,11 +48,17 @@ so each distinct value compiles once (``SymInt`` arguments stay symbolic with
 specialisation), so ``dynamic=True`` compiles about once per {0, 1, >=2} pattern of sizes.
 """
 
+import os
+
+# torch.cuda.is_available() asks NVML instead of initialising CUDA: the checker forks its
+# case workers after importing torch, and a process forked from one that initialised CUDA
+# cannot use the GPU.
+os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
+
 import importlib
 import importlib.metadata
 import itertools
 import logging
-import os
 import re
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -106,8 +112,13 @@ def warm_up() -> None:
 
     The first compile in a process imports and initialises dynamo, AOTAutograd and
     inductor (seconds); done once here, every worker inherits it, and the first case of
-    a check does not spend its time limit on it.
+    a check does not spend its time limit on it. Not with a CUDA torch: inductor asks
+    the GPU for its properties, which initialises CUDA here, and a worker forked from
+    this process could then not use the GPU ("Cannot re-initialize CUDA in forked
+    subprocess", seen with torch 2.11 on an H200); each worker pays its first compile.
     """
+    if torch.version.cuda is not None:
+        return
     if not hasattr(torch.ops.opcontract_bridge, "copy"):
         lib = torch.library.Library("opcontract_bridge", "DEF")
         lib.define("copy(Tensor x) -> Tensor")
@@ -121,6 +132,11 @@ def warm_up() -> None:
 
 
 _libraries: list = []  # Libraries must outlive their ops
+
+
+def cuda_initialized() -> bool:
+    """Whether torch initialised CUDA in this process (a forked worker could not use it)."""
+    return torch.cuda.is_initialized()
 
 
 def set_context(hook: str, values: dict[str, int]) -> None:

@@ -82,6 +82,9 @@ struct ArgSpec {
   ValueDist values;
   // Scalars:
   std::vector<ScalarValue> choices;
+  // Or an int or bool computed from the dims (`head_size: hs`, `is_neox: "neox == 1"`),
+  // so that it follows them when cases are drawn and shrunk.
+  std::optional<Expr> from_dims;
 };
 
 // A half-open slice of one dim; absent ends mean 0 / size.

@@ -117,7 +117,8 @@ class Loader {
   void load_values(const YAML::Node& map, bool is_context, Contract& c);
   void load_args(const YAML::Node& map, Contract& c);
   void load_tensor_arg(const YAML::Node& n, ArgSpec& a, Contract& c);
-  void load_scalar_arg(const YAML::Node& n, ArgSpec& a, const c10::Argument& schema_arg);
+  void load_scalar_arg(const YAML::Node& n, ArgSpec& a, const c10::Argument& schema_arg,
+                       const Scope& dims_scope);
   std::vector<NamedExpr> load_exprs(const YAML::Node& list, const std::string& what,
                                     const Contract& c);
   Region load_region(const YAML::Node& n, const Contract& c);
@@ -372,7 +373,7 @@ void Loader::load_args(const YAML::Node& map, Contract& c) {
                     ") is not described");
     }
     if (a.is_tensor) load_tensor_arg(n, a, c);
-    else load_scalar_arg(n, a, sa);
+    else load_scalar_arg(n, a, sa, Scope{c.scope.values, {}});
   }
   f.done();
 }
@@ -449,7 +450,8 @@ void Loader::load_tensor_arg(const YAML::Node& n, ArgSpec& a, Contract& c) {
   f.done();
 }
 
-void Loader::load_scalar_arg(const YAML::Node& n, ArgSpec& a, const c10::Argument& sa) {
+void Loader::load_scalar_arg(const YAML::Node& n, ArgSpec& a, const c10::Argument& sa,
+                             const Scope& dims_scope) {
   const std::string what = "args." + a.name;
   // Assigning to a YAML::Node overwrites the node it refers to (here: the contract's own
   // {choose: ...} map), so the list is returned, never assigned.
@@ -466,6 +468,23 @@ void Loader::load_scalar_arg(const YAML::Node& n, ArgSpec& a, const c10::Argumen
   };
   const YAML::Node list = candidates();
   const c10::TypeKind kind = sa.type()->kind();
+  // An int or bool that is not a literal is an expression over the dims.
+  const bool is_int = kind == c10::TypeKind::IntType || kind == c10::TypeKind::SymIntType;
+  if (list.IsScalar() && (is_int || kind == c10::TypeKind::BoolType)) {
+    const std::string s = list.Scalar();
+    int64_t ignored = 0;
+    const bool literal = is_int ? YAML::convert<int64_t>::decode(list, ignored) : (s == "true" || s == "false");
+    if (!literal) {
+      try {
+        a.from_dims = expr(list, dims_scope, is_int ? ExprType::Int : ExprType::Bool, what);
+      } catch (const ContractError& e) {
+        throw ContractError(e.loc(), what + ": '" + s + "' is neither " +
+                                         (is_int ? "an int" : "true or false") +
+                                         " nor an expression over the dims: " + e.message());
+      }
+      return;
+    }
+  }
   auto parse = [&](const YAML::Node& item) -> ScalarValue {
     const std::string s = scalar(item, what);
     try {

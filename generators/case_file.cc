@@ -28,10 +28,12 @@ T as(const std::string& file, const YAML::Node& n, const std::string& what) {
 
 ScalarValue scalar_of(const std::string& file, const YAML::Node& n, const ArgSpec& a) {
   if (!n.IsScalar()) throw ContractError(yaml_loc(file, n), "args." + a.name + " must be a scalar");
-  // The case holds the same kind of value the contract chose from.
-  const ScalarValue& kind = a.choices.front();
+  // The case holds the same kind of value the contract chose from (or computes).
+  const size_t kind = !a.from_dims ? a.choices.front().index()
+                      : a.from_dims->type() == ExprType::Bool ? ScalarValue(false).index()
+                                                              : ScalarValue(int64_t{0}).index();
   const std::string what = "args." + a.name;
-  switch (kind.index()) {
+  switch (kind) {
     case 0:
       if (n.Scalar() != "default") throw ContractError(yaml_loc(file, n), what + " must be \"default\"");
       return ScalarValue{};

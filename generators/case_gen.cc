@@ -58,6 +58,13 @@ std::vector<int64_t> shape_of(const ArgSpec& a, const std::vector<int64_t>& valu
   return sizes;
 }
 
+// A scalar argument given by an expression over the dims (`head_size: hs`).
+ScalarValue scalar_from_dims(const ArgSpec& a, const std::vector<int64_t>& values) {
+  const int64_t v = eval_values(*a.from_dims, values, a.loc, "args." + a.name);
+  if (a.from_dims->type() == ExprType::Bool) return v != 0;
+  return v;
+}
+
 // Refuses a case whose tensors would take more than kMaxCaseElements of storage in all,
 // before anything is allocated. Cases with a negative size are left to case_is_valid.
 void check_case_size(const Case& k, const Contract& c) {
@@ -102,6 +109,7 @@ Case pick_case(const Contract& c) {
   k.args.reserve(c.args.size());
   for (const auto& a : c.args) {
     if (a.is_tensor) k.args.emplace_back(pick_tensor(a, k.values));
+    else if (a.from_dims) k.args.emplace_back(scalar_from_dims(a, k.values));
     else k.args.emplace_back(*choice_gen(a.choices));
   }
   // Copied dtypes resolve along their chain (the loader rejects cycles).
@@ -167,7 +175,11 @@ std::string case_misfit(const Case& c, const Contract& contract) {
   for (const auto& a : contract.args) {
     const bool tensor = std::holds_alternative<TensorCase>(c.args[a.index]);
     if (tensor != a.is_tensor) return "argument '" + a.name + "' is of the wrong kind";
-    if (!tensor) continue;
+    if (!tensor) {
+      if (a.from_dims && std::get<ScalarValue>(c.args[a.index]) != scalar_from_dims(a, c.values))
+        return "argument '" + a.name + "' is not what the dims give (" + a.from_dims->text() + ")";
+      continue;
+    }
     const TensorCase& t = std::get<TensorCase>(c.args[a.index]);
     if (t.none) {
       if (!a.optional) return "argument '" + a.name + "' is None but not optional";
@@ -200,6 +212,7 @@ Case with_value(const Case& c, const Contract& contract, int slot, int64_t value
   Case k = c;
   k.values[slot] = value;
   for (const auto& a : contract.args) {
+    if (a.from_dims) k.args[a.index] = scalar_from_dims(a, k.values);
     auto* t = std::get_if<TensorCase>(&k.args[a.index]);
     if (!t || t->none) continue;
     t->sizes = shape_of(a, k.values);

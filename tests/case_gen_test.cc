@@ -4,6 +4,7 @@
 #include <rapidcheck/gtest.h>
 
 #include <memory>
+#include <set>
 
 #include "contracts/contract_loader.h"
 #include "generators/case_gen.h"
@@ -122,6 +123,36 @@ requires: ["x.stride(-1) == 1"]
     narrow += x.layout == Layout::Narrow;
   }
   EXPECT_GT(narrow, 0);
+}
+
+// A scalar argument computed from the dims follows them, in generation and in shrinking.
+TEST(CaseGen, ScalarsFollowTheirDims) {
+  const auto contract = std::make_shared<const Contract>(
+      load_contract(std::string(OPC_SOURCE_DIR) + "/contracts/vllm/rotary_embedding.yaml"));
+  const ArgSpec& head_size = *contract->arg("head_size");
+  const ArgSpec& is_neox = *contract->arg("is_neox");
+  std::set<int64_t> sizes;
+  for (const Case& c : generate(contract, 300, 5)) {
+    const int64_t hs = value(c, *contract, "hs");
+    sizes.insert(hs);
+    EXPECT_EQ(std::get<int64_t>(std::get<ScalarValue>(c.args[head_size.index])), hs);
+    EXPECT_EQ(std::get<TensorCase>(c.args[contract->arg("query")->index]).sizes.back(), hs);
+    EXPECT_EQ(std::get<bool>(std::get<ScalarValue>(c.args[is_neox.index])), value(c, *contract, "neox") == 1);
+  }
+  EXPECT_EQ(sizes, (std::set<int64_t>{16, 64, 80, 96, 128, 256}));
+  // Shrunk towards the first choice, the argument goes along.
+  auto big = [&](const Case& c) { return value(c, *contract, "hs") >= 64; };
+  const rc::Gen<Case> gen = case_gen(contract);
+  rc::Random master(3);
+  for (int i = 0; i < 100; ++i) {
+    rc::Shrinkable<Case> s = gen(master.split(), 100);
+    if (!big(s.value())) continue;
+    const Case m = shrink_while(s, big, 2000).minimal.value();
+    EXPECT_EQ(value(m, *contract, "hs"), 64);
+    EXPECT_EQ(std::get<int64_t>(std::get<ScalarValue>(m.args[head_size.index])), 64);
+    EXPECT_EQ(case_misfit(m, *contract), "");
+    break;
+  }
 }
 
 RC_GTEST_PROP(DimGen, StaysInRangeAndShrinksToLo, (int lo_raw, unsigned span_raw)) {

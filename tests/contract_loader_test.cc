@@ -678,7 +678,18 @@ args:
   EXPECT_TRUE(fails_at_token(head + "  g: {choose: [1, two]}\n  b: true\n  s: a\n  l: 1\n", "two",
                              "args.g: 'two' is not a valid int"));
   EXPECT_TRUE(fails_at_token(head + "  g: 1\n  b: maybe\n  s: a\n  l: 1\n", "maybe",
-                             "args.b must be true or false, not 'maybe'"));
+                             "args.b: 'maybe' is neither true or false nor an expression over the "
+                             "dims: unknown name 'maybe'"));
+  // An int or bool may follow the dims; the expression's mistakes point into it.
+  EXPECT_TRUE(fails_at_token(head + "  g: \"n * q\"\n  b: true\n  s: a\n  l: 1\n", "q\"",
+                             "args.g: 'n * q' is neither an int nor an expression over the dims: "
+                             "unknown name 'q'"));
+  EXPECT_TRUE(fails_at_token(head + "  g: n > 1\n  b: true\n  s: a\n  l: 1\n", "n > 1",
+                             "args.g: 'n > 1' is neither an int nor an expression over the dims"));
+  EXPECT_TRUE(fails_at_token(head + "  g: 1\n  b: x.dim() == 1\n  s: a\n  l: 1\n", "x.dim",
+                             "args.b: 'x.dim() == 1' is neither true or false nor an expression over the dims"));
+  EXPECT_TRUE(fails_at_token(head + "  g: {choose: [n, 2]}\n  b: true\n  s: a\n  l: 1\n", "n, 2",
+                             "args.g: 'n' is not a valid int"));
   EXPECT_TRUE(fails_at_token(head + "  g: {choose: []}\n  b: true\n  s: a\n  l: 1\n", "[]}",
                              "args.g.choose must not be empty"));
   EXPECT_TRUE(fails_at_token(head + "  g: [1, 2]\n  b: true\n  s: a\n  l: 1\n", "[1, 2]",

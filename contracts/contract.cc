@@ -100,6 +100,11 @@ const ArgSpec* Contract::arg(const std::string& name) const {
   return nullptr;
 }
 
+std::string Contract::inplace_text(int k) const {
+  const InplaceSpec& s = inplace[k];
+  return "'" + args[s.into].name + "' is '" + args[s.from].name + "'";
+}
+
 bool DonationSpec::donated(int arg_index) const {
   return std::find(args.begin(), args.end(), arg_index) != args.end();
 }

@@ -121,6 +121,17 @@ struct ReturnSpec {
   int aliases = -1;  // argument index this return may alias (from the schema), -1 none
 };
 
+// `aliasing: inplace:` one tensor handed to the op for two arguments, as callers do (vLLM
+// calls rms_norm(x, x, w, eps)): `args: [out, x]` passes x's tensor as out too. A
+// supported one must give what separate tensors give; an unsupported one must raise
+// rather than compute garbage. The generator makes such calls some of the time.
+struct InplaceSpec {
+  SourceLoc loc;
+  int into = 0;  // the argument that is handed the other's tensor (out)
+  int from = 0;  // the argument whose tensor is passed for both (x)
+  bool supported = true;
+};
+
 // Rows `real..size` of dim `dim` of the listed tensors are padding: the caller's
 // garbage, which results on the real rows must not depend on (vLLM pads batches up to a
 // CUDA-graph capture size).
@@ -216,6 +227,7 @@ struct Contract {
   std::optional<PaddingSpec> padding;
   CudagraphSpec cudagraph;
   std::optional<DonationSpec> donates;
+  std::vector<InplaceSpec> inplace;
   std::string reference;  // qualified name of a plain-ATen op with the same schema
   SourceLoc reference_loc;
   std::map<c10::ScalarType, Tolerance> tolerance;
@@ -231,6 +243,8 @@ struct Contract {
   std::vector<Regression> regressions;
 
   const ArgSpec* arg(const std::string& name) const;
+  // "'out' is 'x'": how a case calls the op in place (`inplace[k]`).
+  std::string inplace_text(int k) const;
   const MutateSpec* mutate_spec(int arg_index) const;
   Tolerance tolerance_for(c10::ScalarType dtype) const;
 };

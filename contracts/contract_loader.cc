@@ -117,6 +117,7 @@ class Loader {
   void load_values(const YAML::Node& map, bool is_context, Contract& c);
   void load_args(const YAML::Node& map, Contract& c);
   void load_tensor_arg(const YAML::Node& n, ArgSpec& a, Contract& c);
+  void load_inplace(const YAML::Node& list, Contract& c);
   void load_scalar_arg(const YAML::Node& n, ArgSpec& a, const c10::Argument& schema_arg,
                        const Scope& dims_scope);
   std::vector<NamedExpr> load_exprs(const YAML::Node& list, const std::string& what,
@@ -529,6 +530,31 @@ int Loader::arg_index(const YAML::Node& n, const Contract& c, const std::string&
   return a->index;
 }
 
+void Loader::load_inplace(const YAML::Node& list, Contract& c) {
+  sequence(list, "aliasing.inplace");
+  for (const auto& item : list) {
+    const std::string what = "aliasing.inplace[" + std::to_string(c.inplace.size()) + "]";
+    Fields f(*this, item, what);
+    const YAML::Node pair = sequence(f.need("args"), what + ".args");
+    if (pair.size() != 2) fail(pair, what + ".args must be [the argument handed the tensor, the argument whose tensor it is]");
+    InplaceSpec s;
+    s.loc = loc(item);
+    s.into = arg_index(pair[0], c, what + ".args");
+    s.from = arg_index(pair[1], c, what + ".args");
+    for (const YAML::Node& a : {pair[0], pair[1]})
+      if (!c.args[arg_index(a, c, what + ".args")].is_tensor) fail(a, what + ".args: '" + a.Scalar() + "' is not a tensor argument");
+    if (s.into == s.from) fail(pair, what + ".args names '" + pair[0].Scalar() + "' twice");
+    s.supported = boolean(f.need("supported"), what + ".supported");
+    if (s.supported && !c.args[s.into].mutable_)
+      fail(pair[0], what + ": a supported in-place use writes '" + c.args[s.into].name +
+                        "', which the schema does not mark mutable (Tensor!)");
+    for (const InplaceSpec& other : c.inplace)
+      if (other.into == s.into && other.from == s.from) fail(item, what + " repeats an earlier entry");
+    f.done();
+    c.inplace.push_back(s);
+  }
+}
+
 void Loader::load_aliasing(const YAML::Node& n, Contract& c) {
   const auto& rets = c.schema->returns();
   // The schema's annotations decide what a return may alias; the contract must state
@@ -538,8 +564,9 @@ void Loader::load_aliasing(const YAML::Node& n, Contract& c) {
   if (!n) return;
   Fields f(*this, n, "aliasing");
   if (YAML::Node in = f.take("inputs"))
-    fail(in, "aliasing.inputs (in-place use of arguments) is not checked by this version of "
-             "opcontract yet; remove it or upgrade");
+    fail(in, "aliasing.inputs: in-place use of arguments is stated as aliasing.inplace: "
+             "[{args: [out, x], supported: true}]");
+  if (YAML::Node in = f.take("inplace")) load_inplace(in, c);
   if (YAML::Node ret = f.take("returns")) {
     sequence(ret, "aliasing.returns");
     if (ret.size() != rets.size())

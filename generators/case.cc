@@ -49,6 +49,7 @@ std::string describe(const Case& c, const Contract& contract) {
       s += scalar_text(std::get<ScalarValue>(c.args[i]));
     }
   }
+  if (c.inplace >= 0) s += " | in place: " + contract.inplace_text(c.inplace);
   return s;
 }
 
@@ -82,6 +83,10 @@ std::string case_json(const Case& c, const Contract& contract) {
     }
   }
   w.end_object();
+  if (c.inplace >= 0) {
+    const InplaceSpec& s = contract.inplace[c.inplace];
+    w.key("inplace").begin_array().value(contract.args[s.into].name).value(contract.args[s.from].name).end_array();
+  }
   w.key("data_seed").value(c.data_seed);
   w.end_object();
   return w.str();

@@ -29,6 +29,9 @@ struct Case {
   // Per schema argument: a TensorCase, or the chosen scalar.
   std::vector<std::variant<TensorCase, ScalarValue>> args;
   uint64_t data_seed = 0;
+  // Index into Contract::inplace: the case is also called with that argument handed the
+  // other's tensor. -1: separate tensors only.
+  int inplace = -1;
 };
 
 // One line, e.g. "tp_size=2 tp_rank=0 seq_len=4 hidden=1 | x: float32[4, 1] contiguous".

@@ -136,6 +136,17 @@ Case parse_case(const CaseFileRecord& r, const Contract& contract) {
     else c.args.emplace_back(scalar_of(f, v, a));
   }
   c.data_seed = as<uint64_t>(f, need(f, n, "data_seed"), "data_seed");
+  if (const YAML::Node in = n["inplace"]) {
+    if (!in.IsSequence() || in.size() != 2)
+      throw ContractError(yaml_loc(f, in), "inplace must be [argument, argument]");
+    const std::string into = as<std::string>(f, in[0], "inplace"), from = as<std::string>(f, in[1], "inplace");
+    for (size_t k = 0; k < contract.inplace.size(); ++k)
+      if (contract.args[contract.inplace[k].into].name == into && contract.args[contract.inplace[k].from].name == from)
+        c.inplace = static_cast<int>(k);
+    if (c.inplace < 0)
+      throw ContractError(yaml_loc(f, in), "inplace: " + contract.file + " lists no in-place use of '" + into +
+                                               "' as '" + from + "' (aliasing.inplace)");
+  }
   if (const std::string why = case_misfit(c, contract); !why.empty())
     throw ContractError(yaml_loc(f, n), "the case does not fit " + contract.file + ": " + why);
   return c;

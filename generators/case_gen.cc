@@ -65,6 +65,16 @@ ScalarValue scalar_from_dims(const ArgSpec& a, const std::vector<int64_t>& value
   return v;
 }
 
+// Whether the case's two tensors of inplace spec `k` can be one: same dtype and sizes, and
+// the same layout, so that constraints and requires read the same facts of both.
+bool inplace_fits(const Case& k, const Contract& c, int spec) {
+  const InplaceSpec& s = c.inplace[spec];
+  const auto& into = std::get<TensorCase>(k.args[s.into]);
+  const auto& from = std::get<TensorCase>(k.args[s.from]);
+  return !into.none && !from.none && into.dtype == from.dtype && into.sizes == from.sizes &&
+         into.layout == from.layout && into.slack == from.slack;
+}
+
 // Refuses a case whose tensors would take more than kMaxCaseElements of storage in all,
 // before anything is allocated. Cases with a negative size are left to case_is_valid.
 void check_case_size(const Case& k, const Contract& c) {
@@ -118,6 +128,20 @@ Case pick_case(const Contract& c) {
     const ArgSpec* src = &a;
     while (src->dtype_from >= 0) src = &c.args[src->dtype_from];
     std::get<TensorCase>(k.args[a.index]).dtype = std::get<TensorCase>(k.args[src->index]).dtype;
+  }
+  // One case in four is also called in place, when its tensors allow; shrinking goes to
+  // separate tensors.
+  if (const int n = static_cast<int>(c.inplace.size()); n > 0) {
+    std::vector<int> picks(3 * n, -1);
+    for (int spec = 0; spec < n; ++spec) picks.push_back(spec);
+    const int pick = *choice_gen(std::move(picks));
+    if (pick >= 0) {
+      auto& into = std::get<TensorCase>(k.args[c.inplace[pick].into]);
+      const auto& from = std::get<TensorCase>(k.args[c.inplace[pick].from]);
+      into.layout = from.layout;  // one tensor: one layout
+      into.slack = from.slack;
+      if (inplace_fits(k, c, pick)) k.inplace = pick;
+    }
   }
   // Full 64 bits whatever the size (arbitrary<> would give early cases tiny seeds), and
   // kept while shrinking: contents are not what makes a case simple.
@@ -198,6 +222,10 @@ std::string case_misfit(const Case& c, const Contract& contract) {
         return "argument '" + a.name + "' does not have the dtype of '" + contract.args[a.dtype_from].name + "'";
     }
   }
+  if (c.inplace >= static_cast<int>(contract.inplace.size()))
+    return "it names an in-place use the contract does not list";
+  if (c.inplace >= 0 && !inplace_fits(c, contract, c.inplace))
+    return "it is called in place (" + contract.inplace_text(c.inplace) + ") but the two differ in dtype, shape or layout";
   if (!sizes_are_valid(c)) return "the dims give a negative size";
   try {
     check_case_size(c, contract);
@@ -217,6 +245,7 @@ Case with_value(const Case& c, const Contract& contract, int slot, int64_t value
     if (!t || t->none) continue;
     t->sizes = shape_of(a, k.values);
   }
+  if (k.inplace >= 0 && !inplace_fits(k, contract, k.inplace)) k.inplace = -1;
   check_case_size(k, contract);
   return k;
 }

@@ -92,7 +92,7 @@ void put_case(WireOut& w, const Case& c) {
       w.u64(bits);
     } else if (const std::string* s = std::get_if<std::string>(&v)) w.str(*s);
   }
-  w.u64(c.data_seed);
+  w.u64(c.data_seed).i64(c.inplace);
 }
 
 Case get_case(WireIn& r) {
@@ -127,6 +127,7 @@ Case get_case(WireIn& r) {
     }
   }
   c.data_seed = r.u64();
+  c.inplace = static_cast<int>(r.i64());
   return c;
 }
 

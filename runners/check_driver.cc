@@ -90,6 +90,10 @@ std::vector<Finding> case_findings_unguarded(const CaseOps& ops, const Contract&
       const Observation ref = rerun_eager(*ops.reference, contract, c, materialize(c, contract, facts));
       add(check_reference({contract, op.annotations, eager, ref}), Mode::Eager);
     }
+    if (c.inplace >= 0) {
+      const Observation in_place = run_in_place(op, contract, c, materialize(c, contract, facts));
+      add(check_inplace({contract, op.annotations, contract.inplace[c.inplace], eager, in_place}), Mode::Eager);
+    }
   }
   if (contract.padding) {
     auto padded_run = [&](int variant) {
@@ -380,6 +384,10 @@ ContractResult check_contract(const Contract& contract, const std::string& targe
       worker.set_modes(run_modes);
       std::vector<bool> written(contract.args.size(), false);
       for (const auto& b : contract.branches) r.branches.emplace_back(b.name, 0);
+      // Each in-place use the contract lists is a branch of its own: it must be reached.
+      const size_t first_inplace = r.branches.size();
+      for (const InplaceSpec& s : contract.inplace)
+        r.branches.emplace_back("in_place(" + contract.args[s.into].name + "=" + contract.args[s.from].name + ")", 0);
       // Runs one case and keeps each new kind of finding: shrunk when the case came from
       // the generator (`shrinkable`), as it is when it was replayed.
       auto run_case = [&](const Case& c, bool breaks, const rc::Shrinkable<Case>* shrinkable,
@@ -389,6 +397,7 @@ ContractResult check_contract(const Contract& contract, const std::string& targe
           const CaseFacts facts(c, contract);
           for (size_t b = 0; b < contract.branches.size(); ++b)
             r.branches[b].second += contract.branches[b].expr.eval(facts.input()) != 0;
+          if (c.inplace >= 0) ++r.branches[first_inplace + c.inplace].second;
         }
         const CaseOutcome outcome = worker.run(c);
         for (int w : outcome.written) written[w] = true;
@@ -489,6 +498,12 @@ ContractResult check_contract(const Contract& contract, const std::string& targe
                                                     ") was never hit in " + std::to_string(r.cases) +
                                                     " cases: widen the dims or add a favor: value"});
       }
+      for (size_t k = 0; k < contract.inplace.size(); ++k)
+        if (r.branches[first_inplace + k].second == 0)
+          r.findings.push_back({"branches", "", "the in-place use " + contract.inplace_text(static_cast<int>(k)) +
+                                                    " (aliasing.inplace) was never made in " + std::to_string(r.cases) +
+                                                    " cases: the two never had the same dtype, shape and a layout "
+                                                    "the constraints allow"});
     }
     if (target == contract.op || target == contract.port)
       apply_known_findings(contract.known_findings, "known_findings", r);

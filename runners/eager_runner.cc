@@ -113,4 +113,11 @@ Observation rerun_eager(const OpBinding& op, const Contract& contract, const Cas
   return call_observed(op, contract, c, std::move(m), false);
 }
 
+Observation run_in_place(const OpBinding& op, const Contract& contract, const Case& c,
+                         Materialized m) {
+  const InplaceSpec& s = contract.inplace.at(c.inplace);
+  m.args[s.into] = m.args[s.from];
+  return call_observed(op, contract, c, std::move(m), false);
+}
+
 }  // namespace opc

@@ -33,4 +33,9 @@ Observation run_eager(const OpBinding& op, const Contract& contract, const Case&
 Observation rerun_eager(const OpBinding& op, const Contract& contract, const Case& c,
                         Materialized m);
 
+// The case's in-place call (c.inplace >= 0): the same tensors, but one argument is handed
+// the other's tensor (`aliasing.inplace`).
+Observation run_in_place(const OpBinding& op, const Contract& contract, const Case& c,
+                         Materialized m);
+
 }  // namespace opc

@@ -578,10 +578,58 @@ dims: {n: 2}
 )y" + kArgs, 4, 8, "'n' is declared twice"));
 }
 
-TEST(LoaderUnknownKey, NotYetCheckedFormsAreRefusedAtTheirValue) {
-  // Refused at its value, which is what would go unchecked.
+TEST(LoaderUnknownKey, AliasingInputsPointsAtInplace) {
   EXPECT_TRUE(fails_at_token(kSmall + "aliasing: {inputs: [x]}\n", "[x]}",
-                             "aliasing.inputs (in-place use of arguments) is not checked"));
+                             "aliasing.inputs: in-place use of arguments is stated as aliasing.inplace"));
+}
+
+// ---------------------------------------------------------------------------------------
+// aliasing.inplace
+
+const std::string kOut = R"y(op: a::f
+schema: "f(Tensor! out, Tensor x, Tensor w, int n) -> ()"
+dims:
+  m: {range: [1, 8]}
+args:
+  out: {dtype: float32, shape: [m]}
+  x: {dtype: float32, shape: [m]}
+  w: {dtype: float32, shape: [m]}
+  n: 3
+)y";
+
+TEST(LoaderInplace, EntriesLoad) {
+  const Contract c = load_contract_text(kOut + R"y(aliasing:
+  inplace:
+    - {args: [out, x], supported: true}
+    - {args: [w, x], supported: false}
+)y", "t.yaml");
+  ASSERT_EQ(c.inplace.size(), 2u);
+  EXPECT_EQ(c.inplace[0].into, 0);
+  EXPECT_EQ(c.inplace[0].from, 1);
+  EXPECT_TRUE(c.inplace[0].supported);
+  EXPECT_FALSE(c.inplace[1].supported);
+  EXPECT_EQ(c.inplace_text(1), "'w' is 'x'");
+}
+
+TEST(LoaderInplace, MistakesAreErrorsAtTheirPlace) {
+  auto with = [](const std::string& entry) { return kOut + "aliasing:\n  inplace:\n    - " + entry + "\n"; };
+  EXPECT_TRUE(fails_at_token(with("{args: [out, y], supported: true}"), "y]",
+                             "aliasing.inplace[0].args: no argument named 'y'"));
+  EXPECT_TRUE(fails_at_token(with("{args: [out, n], supported: true}"), "n]",
+                             "aliasing.inplace[0].args: 'n' is not a tensor argument"));
+  EXPECT_TRUE(fails_at_token(with("{args: [out, out], supported: true}"), "[out, out]",
+                             "aliasing.inplace[0].args names 'out' twice"));
+  EXPECT_TRUE(fails_at_token(with("{args: [out], supported: true}"), "[out]",
+                             "aliasing.inplace[0].args must be [the argument handed the tensor"));
+  EXPECT_TRUE(fails_at_token(with("{args: [w, x], supported: true}"), "w, x",
+                             "aliasing.inplace[0]: a supported in-place use writes 'w', which the "
+                             "schema does not mark mutable"));
+  EXPECT_TRUE(fails_at_token(with("{args: [out, x], supported: maybe}"), "maybe",
+                             "aliasing.inplace[0].supported must be true or false"));
+  EXPECT_TRUE(fails_at_token(with("{args: [out, x]}"), "{args",
+                             "missing key 'supported' in aliasing.inplace[0]"));
+  EXPECT_TRUE(fails_at_token(with("{args: [out, x], supported: true, how: same}"), "how",
+                             "unknown key 'how' in aliasing.inplace[0]"));
 }
 
 // ---------------------------------------------------------------------------------------

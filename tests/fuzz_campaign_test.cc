@@ -58,6 +58,27 @@ TEST(CaseFile, RoundTripsThroughTheContract) {
   EXPECT_EQ(again.data_seed, f.minimal.data_seed);
 }
 
+// An in-place finding's case names its aliasing, and replays with it.
+TEST(CaseFile, AnInPlaceCaseKeepsItsAliasing) {
+  const Contract c = load("tests/contracts/inplace.yaml");
+  CheckOptions cpp_paths;  // opcontract's own oracles: no Python needed
+  cpp_paths.python = false;
+  const ContractResult r = check_contract(c, "opc_test::add_first_row_rowwise", cpp_paths);
+  ASSERT_EQ(r.findings.size(), 1u);
+  const ContractFinding& f = r.findings[0];
+  EXPECT_EQ(f.clause, "alias");
+  ASSERT_EQ(f.minimal.inplace, 0);
+  const std::string path = fresh_dir("case_file_inplace.yaml");
+  write_case_file(path, {"", "tests/contracts/inplace.yaml", "opc_test::add_first_row_rowwise", f.clause, f.mode,
+                         f.message, r.seed, f.cases_tried, {}},
+                  f.minimal, c);
+  EXPECT_NE(read(path).find(R"("inplace":["out","x"])"), std::string::npos) << read(path);
+  const Case again = parse_case(read_case_file(path), c);
+  EXPECT_EQ(again.inplace, 0);
+  EXPECT_EQ(describe(again, c), describe(f.minimal, c));
+  EXPECT_NE(describe(again, c).find("| in place: 'out' is 'x'"), std::string::npos);
+}
+
 TEST(CaseFile, ACaseThatDoesNotFitItsContractIsRefused) {
   const Contract c = load(kChunk);
   const std::string path = fresh_dir("case_file_misfit.yaml");

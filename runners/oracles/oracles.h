@@ -141,6 +141,19 @@ struct CudagraphObservation;
 // GPU at all is a crash.
 std::vector<Finding> check_cudagraph(const CudagraphObservation& obs);
 
+struct InplaceInput {
+  const Contract& contract;
+  const Annotations& registered;
+  const InplaceSpec& spec;        // the case's in-place use
+  const Observation& separate;    // eager on separate tensors
+  const Observation& in_place;    // the same case with spec.into handed spec.from's tensor
+};
+// An in-place use the contract supports (`aliasing.inplace`, supported: true) throws, or
+// leaves other bytes in the shared tensor, another mutable argument or a return than the
+// separate call (alias); one it calls unsupported is accepted without raising
+// (precondition).
+std::vector<Finding> check_inplace(const InplaceInput& in);
+
 // schema: the registered schema differs from the contract's, alias annotations included.
 std::optional<Finding> check_schema(const Contract& contract, const c10::FunctionSchema& registered);
 

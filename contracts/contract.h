@@ -58,8 +58,11 @@ struct ValueSpec {
 
 // How a tensor's values are drawn.
 struct ValueDist {
-  enum class Kind { Normal, Uniform, Ints } kind = Kind::Normal;
-  Expr lo, hi;  // Uniform / Ints bounds (inclusive for Ints)
+  // Offsets: a 1-D integer tensor of cumulative offsets (vLLM's cu_num_tokens,
+  // query_start_loc): 0, non-decreasing, ending at `hi`; empty requests, one-token
+  // requests and one request holding every token come often.
+  enum class Kind { Normal, Uniform, Ints, Offsets } kind = Kind::Normal;
+  Expr lo, hi;  // Uniform / Ints bounds (inclusive for Ints); Offsets: hi is the total
 };
 
 // A non-tensor argument's candidate values.

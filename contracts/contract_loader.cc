@@ -427,19 +427,30 @@ void Loader::load_tensor_arg(const YAML::Node& n, ArgSpec& a, Contract& c) {
     if (v.IsScalar()) {
       if (v.Scalar() != "normal")
         fail(v, what + ".values: '" + v.Scalar() +
-                    "' is not a distribution (normal, {uniform: [lo, hi]}, {ints: [lo, hi]})");
+                    "' is not a distribution (normal, {uniform: [lo, hi]}, {ints: [lo, hi]}, {offsets: total})");
     } else {
       Fields vf(*this, v, what + ".values");
       YAML::Node uni = vf.take("uniform");
       YAML::Node ints = vf.take("ints");
+      YAML::Node offsets = vf.take("offsets");
       vf.done();
-      const YAML::Node& bounds = uni ? uni : ints;
-      if (!bounds || (uni && ints)) fail(v, what + ".values needs exactly one of uniform, ints");
-      sequence(bounds, what + ".values");
-      if (bounds.size() != 2) fail(bounds, what + ".values bounds must be [lo, hi]");
-      a.values.kind = uni ? ValueDist::Kind::Uniform : ValueDist::Kind::Ints;
-      a.values.lo = expr(bounds[0], dims_only, ExprType::Int, what + ".values");
-      a.values.hi = expr(bounds[1], dims_only, ExprType::Int, what + ".values");
+      if (offsets) {
+        if (uni || ints) fail(v, what + ".values needs exactly one of uniform, ints, offsets");
+        if (a.shape.size() != 1) fail(offsets, what + ".values: offsets are a 1-D tensor's (cu_num_tokens: [num_reqs + 1])");
+        for (c10::ScalarType t : a.dtypes)
+          if (!c10::isIntegralType(t, /*includeBool=*/false))
+            fail(offsets, what + ".values: offsets need an integer dtype, not " + dtype_name(t));
+        a.values.kind = ValueDist::Kind::Offsets;
+        a.values.hi = expr(offsets, dims_only, ExprType::Int, what + ".values.offsets");
+      } else {
+        const YAML::Node& bounds = uni ? uni : ints;
+        if (!bounds || (uni && ints)) fail(v, what + ".values needs exactly one of uniform, ints, offsets");
+        sequence(bounds, what + ".values");
+        if (bounds.size() != 2) fail(bounds, what + ".values bounds must be [lo, hi]");
+        a.values.kind = uni ? ValueDist::Kind::Uniform : ValueDist::Kind::Ints;
+        a.values.lo = expr(bounds[0], dims_only, ExprType::Int, what + ".values");
+        a.values.hi = expr(bounds[1], dims_only, ExprType::Int, what + ".values");
+      }
     }
   }
   if (YAML::Node o = f.take("optional")) {

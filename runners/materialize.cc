@@ -2,6 +2,7 @@
 
 #include <c10/util/Float8_e4m3fn.h>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -37,6 +38,7 @@ void fill_with(T* p, int64_t n, Rng& rng, const ValueDist& dist, int64_t lo, int
       case ValueDist::Kind::Ints:
         v = static_cast<double>(lo + static_cast<int64_t>(rng.next() % static_cast<uint64_t>(hi - lo + 1)));
         break;
+      case ValueDist::Kind::Offsets: break;  // the view's elements are written afterwards
     }
     if constexpr (std::is_integral_v<T>) {
       if (dist.kind == ValueDist::Kind::Normal) v *= 8;  // small ints around 0
@@ -73,6 +75,39 @@ void fill_values(at::Tensor& flat, int64_t first, int64_t n, Rng& rng, const Val
 #undef OPC_FILL
     default: TORCH_CHECK(false, "no value fill for dtype ", flat.scalar_type());
   }
+}
+
+// Cumulative offsets 0 = o[0] <= o[1] <= ... <= o[m-1] = total, in one of the shapes that
+// break kernels: cut points anywhere (duplicates make empty requests), an empty request on
+// purpose, every token in one request, one token per request.
+std::vector<int64_t> offsets(int64_t m, int64_t total, Rng& rng) {
+  std::vector<int64_t> o(m, 0);
+  if (m <= 1) return o;
+  const uint64_t shape = rng.next() % 4;
+  if (shape == 2) {  // one request (a random one) holds every token
+    const int64_t owner = static_cast<int64_t>(rng.next() % static_cast<uint64_t>(m - 1));
+    for (int64_t i = owner + 1; i < m; ++i) o[i] = total;
+    return o;
+  }
+  if (shape == 3) {  // a token per request, the last one takes the rest
+    for (int64_t i = 1; i < m - 1; ++i) o[i] = std::min(i, total);
+  } else {
+    for (int64_t i = 1; i < m - 1; ++i)
+      o[i] = static_cast<int64_t>(rng.next() % static_cast<uint64_t>(total + 1));
+    std::sort(o.begin() + 1, o.end() - 1);
+    if (shape == 1 && m > 2) {  // an empty request: two equal adjacent offsets
+      const int64_t at = 1 + static_cast<int64_t>(rng.next() % static_cast<uint64_t>(m - 2));
+      o[at] = o[at - 1];
+    }
+  }
+  o[m - 1] = total;
+  return o;
+}
+
+void fill_offsets(const at::Tensor& view, Rng& rng, int64_t total) {
+  if (total < 0) throw EvalError("values: offsets end at " + std::to_string(total) + ", below 0");
+  const std::vector<int64_t> o = offsets(view.numel(), total, rng);
+  view.copy_(at::tensor(o, at::kLong));
 }
 
 void fill_sentinel(const at::Tensor& region) {
@@ -183,6 +218,7 @@ Materialized materialize(const Case& c, const Contract& contract, const CaseFact
     Rng rng{c.data_seed ^ (0xD1B54A32D192ED03ull * static_cast<uint64_t>(a.index + 1))};
     fill_values(storage, kGuardElems, g.storage_elems, rng, a.values, in);
     at::Tensor view = storage.as_strided(g.sizes, g.strides, kGuardElems + g.offset);
+    if (a.values.kind == ValueDist::Kind::Offsets) fill_offsets(view, rng, a.values.hi.eval(in));
     if (const MutateSpec* ms = contract.mutate_spec(a.index); ms && ms->sentinel)
       fill_sentinel(region_of(view, ms->writes, in));
     m.args.emplace_back(view);

@@ -190,6 +190,35 @@ TEST(Layout, GeometryOfEachLayout) {
   EXPECT_EQ(geometry_of(t).strides, (std::vector<int64_t>{1}));
 }
 
+// values: {offsets: total}: 0, non-decreasing, ending at the total, in every shape that
+// breaks kernels (empty, one-token and all-in-one requests), narrow views included.
+TEST(Materialize, OffsetsAreCumulativeWithTheirEdgeCases) {
+  auto contract = std::make_shared<const Contract>(load_contract_text(R"Y(
+op: t::op
+schema: "op(Tensor cu) -> ()"
+dims: {reqs: {range: [0, 6]}, tokens: {range: [0, 20]}}
+args:
+  cu: {dtype: [int32, int64], shape: ["reqs + 1"], layouts: [contiguous, narrow], values: {offsets: tokens}}
+)Y", "t.yaml"));
+  int empty_inside = 0, one_token = 0, all_in_one = 0;
+  for (const Case& c : generate(contract, 400, 9)) {
+    const CaseFacts facts(c, *contract);
+    const at::Tensor cu = materialize(c, *contract, facts).tensors[0].view.to(at::kLong);
+    const int64_t tokens = value(c, *contract, "tokens");
+    ASSERT_EQ(cu[0].item<int64_t>(), 0) << describe(c, *contract);
+    if (cu.numel() == 1) continue;
+    ASSERT_EQ(cu[-1].item<int64_t>(), tokens) << describe(c, *contract);
+    const at::Tensor sizes = cu.slice(0, 1) - cu.slice(0, 0, -1);
+    ASSERT_TRUE((sizes >= 0).all().item<bool>()) << cu;
+    empty_inside += tokens > 0 && (sizes == 0).any().item<bool>();
+    one_token += cu.numel() > 2 && (sizes == 1).any().item<bool>();
+    all_in_one += cu.numel() > 2 && tokens > 1 && (sizes == tokens).any().item<bool>();
+  }
+  EXPECT_GT(empty_inside, 40);
+  EXPECT_GT(one_token, 40);
+  EXPECT_GT(all_in_one, 20);
+}
+
 TEST(Materialize, ViewsSitInsideGuardedStorage) {
   auto contract = std::make_shared<const Contract>(load_contract_text(R"Y(
 op: t::op

@@ -714,6 +714,14 @@ TEST(LoaderTypes, BadValues) {
   EXPECT_TRUE(fails_at_token(kHead + "args:\n  x: {dtype: float32, shape: [n], values: {ints: [1]}}\n",
                              "[1]", "args.x.values bounds must be [lo, hi]"));
   EXPECT_TRUE(fails_at_token(kSmall + "dims2: 1\n", "dims2", "did you mean 'dims'?"));
+  EXPECT_TRUE(fails_at_token(kHead + "args:\n  x: {dtype: float32, shape: [n], values: {offsets: n}}\n",
+                             "n}}", "args.x.values: offsets need an integer dtype, not float32"));
+  EXPECT_TRUE(fails_at_token(kHead + "args:\n  x: {dtype: int32, shape: [n, 2], values: {offsets: n}}\n",
+                             "n}}", "args.x.values: offsets are a 1-D tensor's"));
+  EXPECT_TRUE(fails_at_token(kHead + "args:\n  x: {dtype: int32, shape: [n], values: {offsets: m}}\n",
+                             "m}}", "unknown name 'm'"));
+  EXPECT_TRUE(fails_at_token(kHead + "args:\n  x: {dtype: int32, shape: [n], values: {offsets: n, ints: [0, 1]}}\n",
+                             "{offsets", "args.x.values needs exactly one of uniform, ints, offsets"));
 }
 
 TEST(LoaderTypes, ScalarArguments) {

@@ -12,6 +12,10 @@ constexpr std::pair<Layout, const char*> kLayouts[] = {
     {Layout::Narrow, "narrow"},
     {Layout::Transposed, "transposed"},
     {Layout::RowStrided, "row_strided"},
+    {Layout::Misaligned, "misaligned"},
+    {Layout::Expanded, "expanded"},
+    {Layout::InnerStrided, "inner_strided"},
+    {Layout::Permuted, "permuted"},
 };
 
 constexpr std::pair<c10::ScalarType, const char*> kDtypes[] = {
@@ -59,6 +63,11 @@ const char* dtype_name(c10::ScalarType type) {
   return c10::toString(type);
 }
 std::string dtype_names() { return names_of(kDtypes); }
+std::vector<std::pair<std::string, int64_t>> dtype_constants() {
+  std::vector<std::pair<std::string, int64_t>> out;
+  for (const auto& [t, n] : kDtypes) out.emplace_back(n, static_cast<int64_t>(t));
+  return out;
+}
 
 const char* to_string(Mode mode) {
   for (const auto& [m, n] : kModes)

@@ -32,6 +32,11 @@ enum class Layout {
   Narrow,      // zero-copy narrow of dim 0 out of a taller base: storage offset > 0
   Transposed,  // last two dims swapped in memory: stride(-1) != 1 (1-D: same as contiguous)
   RowStrided,  // rows padded: stride(-2) > size(-1)
+  Misaligned,  // dense, but starting `slack` (1..7) elements into its base: the data
+               // pointer loses its alignment (vectorised kernels' loads)
+  Expanded,    // dim 0 broadcast from one row: stride(0) == 0 (x.expand(n, ...))
+  InnerStrided,  // every other element of the last dim: stride(-1) == 2
+  Permuted,    // rank >= 3: the first two dims swapped in memory ([b, h, d] from [h, b, d])
 };
 const char* to_string(Layout layout);
 std::optional<Layout> parse_layout(const std::string& name);
@@ -42,6 +47,8 @@ std::string layout_names();
 std::optional<c10::ScalarType> parse_dtype(const std::string& name);
 const char* dtype_name(c10::ScalarType type);
 std::string dtype_names();
+// The dtype names as expression constants (Scope::constants), compared with T.dtype().
+std::vector<std::pair<std::string, int64_t>> dtype_constants();
 
 // A generated integer: a context value (tp_size) or a dim (seq_len). Bounds and choices
 // may refer to values declared before it; favoured values may also use the free variable

@@ -327,6 +327,7 @@ void Loader::load_values(const YAML::Node& map, bool is_context, Contract& c) {
 }
 
 void Loader::load_args(const YAML::Node& map, Contract& c) {
+  c.scope.constants = dtype_constants();  // x.dtype() == float16
   Fields f(*this, map, "args");
   const auto& sargs = c.schema->arguments();
   const Annotations annotations = annotations_of(*c.schema);

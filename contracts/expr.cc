@@ -19,7 +19,7 @@ enum class Op : uint8_t {
   Neg, Not,
   Add, Sub, Mul, Div, Mod, CeilDiv, Min, Max,
   Eq, Ne, Lt, Le, Gt, Ge,
-  Size, Stride, Dim, Numel, Contiguous,
+  Size, Stride, Dim, Numel, Contiguous, IsNone, StorageOffset, ElementSize, Alignment, Dtype,
   // `and` / `or`: when the left operand decides the result it stays on the stack and
   // the right one is skipped (so `b != 0 and a / b > 1` cannot divide by zero);
   // otherwise it is dropped and the right operand becomes the result.
@@ -35,6 +35,8 @@ struct Insn {
 int stack_effect(Op op) {
   switch (op) {
     case Op::Const: case Op::Value: case Op::Dim: case Op::Numel: case Op::Contiguous:
+    case Op::IsNone: case Op::StorageOffset: case Op::ElementSize: case Op::Alignment:
+    case Op::Dtype:
       return 1;
     case Op::Neg: case Op::Not: case Op::Size: case Op::Stride:
       return 0;
@@ -111,6 +113,11 @@ constexpr Method kMethods[] = {
     {"size", Op::Size, 1, ExprType::Int},   {"stride", Op::Stride, 1, ExprType::Int},
     {"dim", Op::Dim, 0, ExprType::Int},     {"numel", Op::Numel, 0, ExprType::Int},
     {"is_contiguous", Op::Contiguous, 0, ExprType::Bool},
+    {"is_none", Op::IsNone, 0, ExprType::Bool},
+    {"storage_offset", Op::StorageOffset, 0, ExprType::Int},
+    {"element_size", Op::ElementSize, 0, ExprType::Int},
+    {"alignment", Op::Alignment, 0, ExprType::Int},
+    {"dtype", Op::Dtype, 0, ExprType::Int},
 };
 
 const char* type_name(ExprType t) { return t == ExprType::Int ? "an integer" : "a boolean"; }
@@ -460,6 +467,11 @@ class Compiler {
       out_.value_slots.push_back(slot);
       return {ExprType::Int, name.off};
     }
+    for (const auto& [constant, value] : scope_.constants)
+      if (id == constant) {
+        emit(Op::Const, value, name.off);
+        return {ExprType::Int, name.off};
+      }
     if (find(scope_.tensors, id) >= 0)
       fail(name.off, "'" + id + "' is a tensor; use " + id + ".size(i), " + id + ".numel(), ...");
     for (const Function& f : kFunctions)
@@ -498,7 +510,7 @@ class Compiler {
       if (mname == k.name) method = &k;
     if (!method)
       fail(m.off, "unknown tensor method '" + mname +
-                      "' (known: size, stride, dim, numel, is_contiguous)");
+                      "' (known: size, stride, dim, numel, is_contiguous, is_none, storage_offset, element_size, alignment, dtype)");
     const std::string callee = id + "." + mname;
     if (peek().kind != Tok::LParen)
       fail(peek().off, "expected '(' after '" + callee + "'");
@@ -634,6 +646,11 @@ int64_t Expr::eval(const EvalInput& in) const {
         break;
       }
       case Op::Contiguous: st[sp++] = in.tensors[insn.arg].contiguous; break;
+      case Op::IsNone: st[sp++] = in.tensors[insn.arg].none; break;
+      case Op::StorageOffset: st[sp++] = in.tensors[insn.arg].storage_offset; break;
+      case Op::ElementSize: st[sp++] = in.tensors[insn.arg].element_size; break;
+      case Op::Alignment: st[sp++] = in.tensors[insn.arg].alignment; break;
+      case Op::Dtype: st[sp++] = in.tensors[insn.arg].dtype; break;
       case Op::JumpIfFalse:
         if (st[sp - 1] == 0) pc = static_cast<size_t>(insn.arg);
         else --sp;

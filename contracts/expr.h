@@ -13,7 +13,9 @@
 // non-associative), + -, * / %, unary -, primary. Primaries: integer literals, `true`,
 // `false`, names from the scope, `( e )`, `ceil_div(a, b)`, `min(a, b)`, `max(a, b)`,
 // `T.size(i)`, `T.stride(i)` (i may be negative, counted from the end), `T.dim()`,
-// `T.numel()`, `T.is_contiguous()` for a tensor name T.
+// `T.numel()`, `T.is_contiguous()`, `T.is_none()`, `T.storage_offset()`,
+// `T.element_size()`, `T.alignment()` (bytes), `T.dtype()` for a tensor name T; dtype
+// names (`float16`, `int32`, ...) are constants to compare `T.dtype()` with.
 // `/` and `%` round toward negative infinity, as Python's // and % do.
 // Nothing else exists: no host calls, no loops, no recursion; an expression is a tree
 // of bounded depth over values fixed before evaluation.
@@ -40,6 +42,9 @@ enum class ExprType { Int, Bool };
 struct Scope {
   std::vector<std::string> values;   // integer names; slot = index
   std::vector<std::string> tensors;  // tensor names; index into EvalInput::tensors
+  // Named integer constants (the dtype names, which T.dtype() is compared with); a value
+  // of the same name wins.
+  std::vector<std::pair<std::string, int64_t>> constants;
 };
 
 // A tensor's metadata as expressions see it.
@@ -48,6 +53,11 @@ struct TensorFacts {
   const int64_t* strides = nullptr;
   int64_t dim = 0;
   bool contiguous = true;
+  bool none = false;            // an optional tensor passed as None
+  int64_t storage_offset = 0;   // elements from its storage's start to its first element
+  int64_t element_size = 0;     // bytes
+  int64_t alignment = 0;        // the largest power of two (<= 64) its data pointer is a multiple of
+  int64_t dtype = -1;           // c10::ScalarType, compared with dtype names
 };
 
 struct EvalInput {

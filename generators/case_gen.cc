@@ -108,6 +108,7 @@ TensorCase pick_tensor(const ArgSpec& a, const std::vector<int64_t>& values) {
   if (!usable.empty()) t.layout = *choice_gen(usable);
   if (t.layout == Layout::Narrow) t.slack = *rc::gen::inRange<int64_t>(1, 5);
   if (t.layout == Layout::RowStrided) t.slack = *rc::gen::inRange<int64_t>(1, 9);
+  if (t.layout == Layout::Misaligned) t.slack = *rc::gen::inRange<int64_t>(1, 8);
   if (!a.dtypes.empty()) t.dtype = *choice_gen(a.dtypes);
   return t;
 }

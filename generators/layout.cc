@@ -42,6 +42,12 @@ std::vector<int64_t> base_sizes(const TensorCase& t, Layout layout) {
     case Layout::Narrow: grow(base[0], 2 * t.slack); break;
     case Layout::Transposed: std::swap(base[rank - 1], base[rank - 2]); break;
     case Layout::RowStrided: grow(base[rank - 1], t.slack); break;
+    case Layout::Misaligned: break;  // the same base, entered `slack` elements late
+    case Layout::Expanded: base[0] = std::min<int64_t>(base[0], 1); break;
+    case Layout::InnerStrided:
+      if (__builtin_mul_overflow(base[rank - 1], 2, &base[rank - 1])) base[rank - 1] = INT64_MAX;
+      break;
+    case Layout::Permuted: std::swap(base[0], base[1]); break;
   }
   return base;
 }
@@ -49,9 +55,9 @@ std::vector<int64_t> base_sizes(const TensorCase& t, Layout layout) {
 }  // namespace
 
 bool is_contiguous(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides) {
+  if (std::find(sizes.begin(), sizes.end(), 0) != sizes.end()) return true;
   int64_t expected = 1;
   for (size_t i = sizes.size(); i-- > 0;) {
-    if (sizes[i] == 0) return true;
     if (sizes[i] == 1) continue;
     if (strides[i] != expected) return false;
     expected *= sizes[i];
@@ -65,6 +71,10 @@ bool layout_applies(Layout layout, size_t rank) {
     case Layout::Narrow: return rank >= 1;
     case Layout::Transposed:
     case Layout::RowStrided: return rank >= 2;
+    case Layout::Misaligned:
+    case Layout::Expanded:
+    case Layout::InnerStrided: return rank >= 1;
+    case Layout::Permuted: return rank >= 3;
   }
   return false;
 }
@@ -81,14 +91,23 @@ Geometry geometry_of(const TensorCase& t) {
   // the last two dims swapped, viewed back (x.t() of a contiguous x).
   if (layout == Layout::Narrow) g.offset = t.slack * g.strides[0];
   if (layout == Layout::Transposed) std::swap(g.strides[rank - 1], g.strides[rank - 2]);
+  if (layout == Layout::Misaligned) {
+    g.offset = t.slack;
+    g.storage_elems += t.slack;
+  }
+  if (layout == Layout::Expanded) g.strides[0] = 0;
+  if (layout == Layout::InnerStrided) g.strides[rank - 1] = 2;
+  if (layout == Layout::Permuted) std::swap(g.strides[0], g.strides[1]);
   g.contiguous = is_contiguous(g.sizes, g.strides);
   return g;
 }
 
 int64_t storage_extent(const TensorCase& t) {
+  const Layout layout = effective_layout(t);
   int64_t n = 1;
-  for (int64_t d : base_sizes(t, effective_layout(t)))
+  for (int64_t d : base_sizes(t, layout))
     if (__builtin_mul_overflow(n, std::max<int64_t>(d, 1), &n)) return INT64_MAX;
+  if (layout == Layout::Misaligned && __builtin_add_overflow(n, t.slack, &n)) return INT64_MAX;
   return n;
 }
 
@@ -104,8 +123,19 @@ CaseFacts::CaseFacts(const Case& c, const Contract& contract) : values_(c.values
   facts_.reserve(contract.tensor_of_scope.size());
   for (int arg : contract.tensor_of_scope) {
     const Geometry& g = geometry_[arg];
-    facts_.push_back({g.sizes.data(), g.strides.data(), static_cast<int64_t>(g.sizes.size()),
-                      g.contiguous});
+    const auto& t = std::get<TensorCase>(c.args[arg]);
+    TensorFacts f{g.sizes.data(), g.strides.data(), static_cast<int64_t>(g.sizes.size()), g.contiguous};
+    f.none = t.none;
+    if (!t.none) {
+      f.storage_offset = kGuardElems + g.offset;
+      f.element_size = static_cast<int64_t>(c10::elementSize(t.dtype));
+      f.dtype = static_cast<int64_t>(t.dtype);
+      // The largest power of two dividing the data pointer's byte offset, up to the
+      // storage's own alignment.
+      const int64_t bytes = f.storage_offset * f.element_size;
+      f.alignment = bytes == 0 ? kStorageAlignment : std::min(kStorageAlignment, bytes & -bytes);
+    }
+    facts_.push_back(f);
   }
 }
 

@@ -12,6 +12,13 @@
 
 namespace opc {
 
+// Every tensor of a case lives in a storage of its own with kGuardElems guard elements
+// before the base its layout carves the view from (runners/materialize.h), and storages
+// start kStorageAlignment-byte aligned (PyTorch's CPU allocator): so the view's data
+// pointer alignment is known before anything is allocated.
+inline constexpr int64_t kGuardElems = 16;
+inline constexpr int64_t kStorageAlignment = 64;
+
 struct Geometry {
   std::vector<int64_t> sizes, strides;
   int64_t offset = 0;         // elements from the start of the base to the view's first

@@ -20,7 +20,6 @@
 
 namespace opc {
 
-inline constexpr int64_t kGuardElems = 16;
 inline constexpr uint8_t kGuardByte = 0xA5;
 
 struct TensorArg {

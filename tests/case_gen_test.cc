@@ -184,6 +184,27 @@ TEST(Layout, GeometryOfEachLayout) {
   g = geometry_of(t);
   EXPECT_EQ(g.strides, (std::vector<int64_t>{7, 1}));
   EXPECT_FALSE(g.contiguous);
+  t.layout = Layout::Misaligned;
+  t.slack = 3;
+  g = geometry_of(t);
+  EXPECT_EQ(g.offset, 3);
+  EXPECT_EQ(g.storage_elems, 15);
+  EXPECT_TRUE(g.contiguous);
+  t.layout = Layout::Expanded;
+  g = geometry_of(t);
+  EXPECT_EQ(g.strides, (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(g.storage_elems, 4);
+  EXPECT_FALSE(g.contiguous);
+  t.layout = Layout::InnerStrided;
+  g = geometry_of(t);
+  EXPECT_EQ(g.strides, (std::vector<int64_t>{8, 2}));
+  EXPECT_EQ(g.storage_elems, 24);
+  EXPECT_FALSE(layout_applies(Layout::Permuted, 2));
+  t.sizes = {2, 3, 4};
+  t.layout = Layout::Permuted;
+  g = geometry_of(t);
+  EXPECT_EQ(g.strides, (std::vector<int64_t>{4, 8, 1}));
+  EXPECT_FALSE(g.contiguous);
   t.sizes = {5};  // one dim: transposed changes nothing
   t.layout = Layout::Transposed;
   EXPECT_FALSE(layout_applies(Layout::Transposed, 1));
@@ -217,6 +238,41 @@ args:
   EXPECT_GT(empty_inside, 40);
   EXPECT_GT(one_token, 40);
   EXPECT_GT(all_in_one, 20);
+}
+
+// Each layout's view is the geometry the generator computed, and the facts expressions
+// read (storage offset, alignment, dtype) are the real tensor's.
+TEST(Materialize, EveryLayoutAndItsFactsAreTheRealTensors) {
+  auto contract = std::make_shared<const Contract>(load_contract_text(R"Y(
+op: t::op
+schema: "op(Tensor x) -> ()"
+dims: {a: {range: [0, 4]}, b: {range: [1, 5]}, c: {range: [1, 7]}}
+args:
+  x: {dtype: [float32, bfloat16, int8, float64], shape: [a, b, c],
+      layouts: [contiguous, narrow, transposed, row_strided, misaligned, expanded, inner_strided, permuted]}
+)Y", "t.yaml"));
+  std::set<Layout> seen;
+  std::set<int64_t> alignments;
+  for (const Case& c : generate(contract, 400, 13)) {
+    const CaseFacts facts(c, *contract);
+    const Materialized m = materialize(c, *contract, facts);
+    const at::Tensor& x = m.tensors[0].view;
+    const Geometry& g = facts.geometry(0);
+    const TensorFacts& f = facts.input().tensors[0];
+    seen.insert(std::get<TensorCase>(c.args[0]).layout);
+    EXPECT_EQ(x.strides().vec(), g.strides) << describe(c, *contract);
+    EXPECT_EQ(x.is_contiguous(), g.contiguous) << describe(c, *contract);
+    EXPECT_EQ(x.storage_offset(), f.storage_offset);
+    EXPECT_EQ(f.element_size, x.element_size());
+    EXPECT_EQ(f.dtype, static_cast<int64_t>(x.scalar_type()));
+    if (x.numel() == 0) continue;  // no data pointer to speak of
+    const auto address = reinterpret_cast<uintptr_t>(x.data_ptr());
+    EXPECT_EQ(address % f.alignment, 0u) << describe(c, *contract);
+    if (f.alignment < kStorageAlignment) EXPECT_NE(address % (2 * f.alignment), 0u) << describe(c, *contract);
+    alignments.insert(f.alignment);
+  }
+  EXPECT_EQ(seen.size(), 8u);
+  EXPECT_TRUE(alignments.count(1) && alignments.count(64)) << "misaligned and aligned pointers both occur";
 }
 
 TEST(Materialize, ViewsSitInsideGuardedStorage) {

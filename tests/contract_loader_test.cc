@@ -704,7 +704,7 @@ TEST(LoaderTypes, BadValues) {
   EXPECT_TRUE(fails_at_token(
       kHead + "args:\n  x: {dtype: float32, shape: [n], layouts: [contiguous, strided]}\n",
       "strided", "args.x: unknown layout 'strided' (known: contiguous, narrow, transposed, "
-                 "row_strided)"));
+                 "row_strided, misaligned, expanded, inner_strided, permuted)"));
   EXPECT_TRUE(fails_at_token(kHead + "args:\n  x: {dtype: float32, shape: [n], optional: true}\n",
                              "true", "the schema says this argument is a plain Tensor"));
   EXPECT_TRUE(fails_at_token(kHead + "args:\n  x: {dtype: float32, shape: [n], optional: yes}\n",

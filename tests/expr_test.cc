@@ -256,6 +256,30 @@ TEST(Expr, TensorMethods) {
   EXPECT_EQ(ival("x . size ( 1 )"), 3);
 }
 
+// The facts kernels check: None, storage offset, element size, pointer alignment, dtype.
+TEST(Expr, TensorFactsAndDtypeConstants) {
+  Scope s = abc_scope();
+  s.constants = {{"float16", 5}, {"float32", 6}, {"a", 99}};
+  Tensors t;
+  t.facts[0].storage_offset = 19;
+  t.facts[0].element_size = 2;
+  t.facts[0].alignment = 2;
+  t.facts[0].dtype = 5;
+  t.facts[1].none = true;
+  const int64_t vals[3] = {7, 0, 0};
+  auto eval = [&](const std::string& text, ExprType type) {
+    return Expr::compile(text, s, type, kLoc).eval({vals, t.facts});
+  };
+  EXPECT_EQ(eval("y.is_none() and not x.is_none()", ExprType::Bool), 1);
+  EXPECT_EQ(eval("x.storage_offset()", ExprType::Int), 19);
+  EXPECT_EQ(eval("x.element_size() * x.numel()", ExprType::Int), 48);
+  EXPECT_EQ(eval("x.alignment() % 16 != 0", ExprType::Bool), 1);
+  EXPECT_EQ(eval("x.dtype() == float16 and x.dtype() != float32", ExprType::Bool), 1);
+  EXPECT_EQ(eval("a", ExprType::Int), 7) << "a value wins over a constant of its name";
+  expect_compile_error("x.is_none", 9, "expected '(' after 'x.is_none'");
+  expect_compile_error("x.aligned()", 2, "known: size, stride, dim, numel, is_contiguous, is_none");
+}
+
 TEST(Expr, SizeIndexOutOfRange) {
   expect_eval_error("x.size(3)", {}, "x.size(3) is out of range for a 3-d tensor in 'x.size(3)'");
   expect_eval_error("x.size(-4)", {}, "x.size(-4) is out of range for a 3-d tensor");
@@ -335,7 +359,7 @@ TEST(Expr, CompileErrorsPointAtTheToken) {
   }
   expect_compile_error("x.sizes(0)", 2,
                        "unknown tensor method 'sizes' (known: size, stride, dim, numel, "
-                       "is_contiguous)");
+                       "is_contiguous, is_none, storage_offset, element_size, alignment, dtype)");
   expect_compile_error("a + b)", 5, "unexpected ')'");
   expect_compile_error("a b", 2, "unexpected 'b'");
   expect_compile_error("a * (b + c", 10, "expected ')' to close '(' at column 14");

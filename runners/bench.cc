@@ -5,13 +5,16 @@
 
 #include <ATen/Parallel.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <set>
 
 #include "contracts/suggest.h"
 #include "generators/case_gen.h"
 #include "generators/layout.h"
+#include "generators/targeting.h"
 #include "reports/run_report.h"
 #include "runners/check_driver.h"
 #include "runners/compiled_runner.h"
@@ -45,32 +48,76 @@ double rate(F&& round, double min_s) {
   return rounds / s;
 }
 
-// Per listed regression: how many cases the check needed to catch each clause, and how
-// small the shrunk case got -- the figures a generator change should improve.
-void bench_regressions(const Contract& contract, uint64_t seed, std::ostream& out) {
-  if (contract.regressions.empty()) return;
-  CheckOptions options;
-  options.seed = seed;
-  out << "regressions (up to " << options.cases << " cases each, seed " << seed << "):\n";
+// Generated cases until every declared branch was hit and every in-place use made, drawn
+// as a check draws them (plain or targeted): 0 when nothing is declared, -1 when `limit`
+// cases did not get there.
+int first_complete(const Contract& contract, uint64_t seed, bool targeted, int limit) {
+  auto contract_ptr = std::make_shared<const Contract>(contract);
+  const rc::Gen<Case> gen = case_gen(contract_ptr);
+  Coverage coverage(contract);
+  if (coverage.complete()) return 0;
+  rc::Random master(seed);
+  for (int i = 0; i < limit; ++i) {
+    coverage.add((targeted ? targeted_draw(gen, master.split(), i % 101, coverage)
+                           : gen(master.split(), i % 101)).value());
+    if (coverage.complete()) return i + 1;
+  }
+  return -1;
+}
+
+std::string cases_text(int n) { return n < 0 ? "not reached" : std::to_string(n); }
+
+// Per listed regression: how many cases the check needed to catch each clause, with plain
+// and with targeted generation, and how small the shrunk case got -- the figures a
+// generator change should improve. Branch coverage likewise.
+void bench_regressions(const Contract& contract, uint64_t seed, int budget, std::ostream& out) {
   char line[256];
-  std::snprintf(line, sizeof line, "  %-56s %-22s %8s %10s %7s\n", "target", "clause (mode)",
-                "cases", "shrunk to", "steps");
+  if (!contract.branches.empty() || !contract.inplace.empty()) {
+    std::snprintf(line, sizeof line, "branches: every declared branch hit after %s case(s) plain, %s targeted (up to %d)\n",
+                  cases_text(first_complete(contract, seed, false, budget)).c_str(),
+                  cases_text(first_complete(contract, seed, true, budget)).c_str(), budget);
+    out << line;
+  }
+  if (contract.regressions.empty()) return;
+  out << "regressions (up to " << budget << " cases each, seed " << seed
+      << "; cases until caught with plain / targeted generation):\n";
+  std::snprintf(line, sizeof line, "  %-56s %-22s %8s %8s %10s %7s\n", "target", "clause (mode)",
+                "plain", "targeted", "shrunk to", "steps");
   out << line;
   for (const Regression& g : contract.regressions) {
-    const ContractResult r = check_contract(contract, g.target, options);
+    // Each run stops once every clause the regression expects has been found.
+    auto run = [&](bool targeted) {
+      CheckOptions options;
+      options.seed = seed;
+      options.cases = budget;
+      options.targeted = targeted;
+      std::atomic<bool> done{false};
+      std::set<std::string> missing(g.expect.begin(), g.expect.end());
+      options.stop = &done;
+      options.on_finding = [&](const ContractFinding& f) {
+        missing.erase(f.clause);
+        if (missing.empty()) done = true;
+      };
+      return check_contract(contract, g.target, options);
+    };
+    const ContractResult plain = run(false);
+    const ContractResult r = run(true);
     if (r.verdict == "error") {
       out << "  " << g.target << ": error: " << r.error << "\n";
       continue;
     }
     for (const ContractFinding& f : r.findings) {
       const std::string where = f.clause + (f.mode.empty() ? "" : " (" + f.mode + ")");
+      std::string before = "-";
+      for (const ContractFinding& p : plain.findings)
+        if (p.clause == f.clause && p.mode == f.mode) before = p.has_case ? std::to_string(p.cases_tried) : "static";
       if (f.has_case)
-        std::snprintf(line, sizeof line, "  %-56s %-22s %8d %7lld el %7d\n", g.target.c_str(),
-                      where.c_str(), f.cases_tried, static_cast<long long>(case_numel(f.minimal)),
-                      f.shrink_steps);
+        std::snprintf(line, sizeof line, "  %-56s %-22s %8s %8d %7lld el %7d\n", g.target.c_str(),
+                      where.c_str(), before.c_str(), f.cases_tried,
+                      static_cast<long long>(case_numel(f.minimal)), f.shrink_steps);
       else
-        std::snprintf(line, sizeof line, "  %-56s %-22s %8s %10s %7s\n", g.target.c_str(),
-                      where.c_str(), "static", "-", "-");
+        std::snprintf(line, sizeof line, "  %-56s %-22s %8s %8s %10s %7s\n", g.target.c_str(),
+                      where.c_str(), "static", "static", "-", "-");
       out << line;
     }
     const RunEntry entry{std::make_shared<const Contract>(contract), r, &g, ""};
@@ -197,7 +244,7 @@ void run_bench(const Contract& contract, const std::string& target, int cases, u
   if (compiled_runs && compiled < slowest.second) slowest = {"compiled", compiled};
   std::snprintf(line, sizeof line, "slowest: %s %.0f cases/s\n", slowest.first, slowest.second);
   out << line;
-  bench_regressions(contract, seed, out);
+  bench_regressions(contract, seed, std::min(cases, 1000), out);
 }
 
 }  // namespace opc

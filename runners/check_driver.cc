@@ -13,6 +13,7 @@
 #include "generators/case_gen.h"
 #include "generators/layout.h"
 #include "generators/shrink.h"
+#include "generators/targeting.h"
 #include "runners/case_worker.h"
 #include "runners/compiled_runner.h"
 #include "runners/cudagraph_runner.h"
@@ -380,6 +381,7 @@ ContractResult check_contract(const Contract& contract, const std::string& targe
       if (!contract.requires_.empty()) violating = violating_case_gen(contract_ptr);
       int violating_made = 0;
       rc::Random master(options.seed);
+      Coverage coverage(contract);
       std::set<std::string> seen;  // clause/mode pairs already found and shrunk
       worker.set_modes(run_modes);
       std::vector<bool> written(contract.args.size(), false);
@@ -452,7 +454,11 @@ ContractResult check_contract(const Contract& contract, const std::string& targe
         // Every case is drawn, run or not, so that case i is the same in every shard
         // and after a resume.
         bool breaks = violating && i % 10 == 9;
-        rc::Shrinkable<Case> s = (breaks ? *violating : gen)(master.split(), i % 101);
+        auto draw_valid = [&] {
+          return options.targeted ? targeted_draw(gen, master.split(), i % 101, coverage)
+                                  : gen(master.split(), i % 101);
+        };
+        rc::Shrinkable<Case> s = breaks ? (*violating)(master.split(), i % 101) : draw_valid();
         Case c;
         try {
           c = s.value();
@@ -460,9 +466,10 @@ ContractResult check_contract(const Contract& contract, const std::string& targe
           if (!breaks) throw;
           // This draw found no case breaking a requires: a valid case takes its place.
           breaks = false;
-          s = gen(master.split(), i % 101);
+          s = draw_valid();
           c = s.value();
         }
+        if (!breaks) coverage.add(c);
         if (i < options.first_case || i % options.shards != options.shard) continue;
         violating_made += breaks;
         ++ran;
@@ -491,14 +498,16 @@ ContractResult check_contract(const Contract& contract, const std::string& targe
       if (violating && violating_made == 0 && r.cases >= 10)
         r.warnings.push_back("no generated case broke any requires:, so the precondition clause "
                              "was not checked: let dims or layouts reach inputs that break them");
-      for (size_t b = 0; b < contract.branches.size(); ++b) {
+      // A run stopped early (Ctrl-C, bench once it caught what it looks for) is not
+      // judged on coverage.
+      for (size_t b = 0; b < contract.branches.size() && !r.stopped; ++b) {
         if (r.branches[b].second == 0)
           r.findings.push_back({"branches", "", "branch '" + contract.branches[b].name + "' (" +
                                                     contract.branches[b].expr.text() +
                                                     ") was never hit in " + std::to_string(r.cases) +
                                                     " cases: widen the dims or add a favor: value"});
       }
-      for (size_t k = 0; k < contract.inplace.size(); ++k)
+      for (size_t k = 0; k < contract.inplace.size() && !r.stopped; ++k)
         if (r.branches[first_inplace + k].second == 0)
           r.findings.push_back({"branches", "", "the in-place use " + contract.inplace_text(static_cast<int>(k)) +
                                                     " (aliasing.inplace) was never made in " + std::to_string(r.cases) +

@@ -71,6 +71,10 @@ struct CheckOptions {
   // Whether the fake and compiled modes may use the embedded Python (real FakeTensorMode
   // and torch.compile) when this build has one; false: the C++ paths only (--no-python).
   bool python = true;
+  // Whether generation steers towards unhit branches, unmade in-place uses and unseen
+  // layout pairs (generators/targeting.h); false: plain generation (--no-targeting, for
+  // comparing the two in bench).
+  bool targeted = true;
 };
 
 struct ModeResult {

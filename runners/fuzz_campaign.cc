@@ -138,6 +138,7 @@ int run_fuzz_campaign(const std::vector<std::shared_ptr<const Contract>>& contra
     options.modes = o.modes;
     options.isolate = o.isolate;
     options.python = o.python;
+    options.targeted = o.targeted;
     options.set_user_timeout(o.case_timeout_s);
     options.stop = o.stop;
     options.known = known_for(o.known, c->file, target);

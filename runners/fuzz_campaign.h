@@ -36,6 +36,7 @@ struct FuzzOptions {
   std::vector<Mode> modes;    // besides eager; empty: the contracts'
   bool isolate = true;
   bool python = true;         // the real PyTorch for fake and compiled (--no-python: false)
+  bool targeted = true;       // targeted generation (--no-targeting: false)
   double case_timeout_s = 0;  // 0: the contract's time_limit, else the default
   const std::atomic<bool>* stop = nullptr;
   std::vector<KnownEntry> known;  // --known: the expected-failures ratchet

@@ -116,6 +116,8 @@ and the LibTorch it was built against. Every command that takes --load also take
 --import MODULE (repeatable: a Python module whose ops and fakes to register, e.g.
 vllm._custom_ops; needs the embedded Python) and --no-python (the C++ paths only: the
 fake mode on C++ Meta kernels, opcontract's model of torch.compile, no interpreter).
+check and fuzz take --no-targeting: plain generation, without steering towards unhit
+branches, unmade in-place uses and unseen layout pairs.
 exit: 0 holds, 1 findings, 2 usage / contract / load error.
 )";
 
@@ -143,6 +145,7 @@ struct Args {
   std::string command;
   std::vector<std::string> contracts, loads, imports, contract_dirs;
   bool python = true;         // --no-python: the C++ paths only, no interpreter
+  bool targeted = true;       // --no-targeting: plain generation
   std::string target, json, out;
   bool regressions = false;
   bool isolate = true;
@@ -226,6 +229,7 @@ Args parse_args(int argc, char** argv) {
     else if (arg == "--load") a.loads.push_back(value());
     else if (arg == "--import") a.imports.push_back(value());
     else if (arg == "--no-python") a.python = false;
+    else if (arg == "--no-targeting" && runs) a.targeted = false;
     else if (arg == "--json" && a.command == "check") a.json = value();
     else if (arg == "--regressions" && a.command == "check") a.regressions = true;
     else if (arg == "--no-isolation" && isolates) a.isolate = false;
@@ -281,12 +285,14 @@ std::string quote(const std::string& s) {
   return q + "'";
 }
 
-// The --load and --import flags of this run, for the replay commands it prints.
+// The flags of this run that the replay commands it prints need: --load, --import, and
+// those that change which cases are drawn or how they run.
 std::string library_flags(const Args& a) {
   std::string flags;
   for (const auto& l : a.loads) flags += " --load " + quote(l);
   for (const auto& m : a.imports) flags += " --import " + quote(m);
   if (!a.python) flags += " --no-python";
+  if (!a.targeted) flags += " --no-targeting";
   return flags;
 }
 
@@ -351,6 +357,7 @@ int run_fuzz(const Args& a, const std::vector<std::shared_ptr<const opc::Contrac
   o.modes = a.modes;
   o.isolate = a.isolate;
   o.python = a.python;
+  o.targeted = a.targeted;
   o.case_timeout_s = a.case_timeout_s;
   o.stop = &g_stop;
   if (!a.known.empty()) o.known = opc::load_known_file(a.known);
@@ -420,6 +427,7 @@ int run_check(const Args& a, const std::vector<std::shared_ptr<const opc::Contra
   options.seed = a.seed;
   options.isolate = a.isolate;
   options.python = a.python;
+  options.targeted = a.targeted;
   options.modes = a.modes;
   options.set_user_timeout(a.case_timeout_s);
   // Long runs say how far they are: one updating line on a terminal, a line a second in CI.

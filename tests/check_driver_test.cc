@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <set>
 
 #include "contracts/contract_loader.h"
@@ -74,6 +75,25 @@ TEST_F(CheckDriver, AsShippedPortIsCaughtByAliasAndTheGuardOnADivisibleLength) {
               std::string::npos)
         << guard.message;
     EXPECT_EQ(value(guard.minimal, c, "seq_len") % value(guard.minimal, c, "tp_size"), 0);
+  }
+}
+
+// Targeted generation goes after a declared branch that plain generation rarely draws: a
+// bug behind three conditions at once (tests/contracts/conjunction.yaml) is caught within
+// 1,000 cases for every one of 10 seeds. (bench prints the cases each way.)
+TEST_F(CheckDriver, TargetingCatchesABugBehindAThreeWayConjunction) {
+  const Contract c = load("tests/contracts/conjunction.yaml");
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    CheckOptions o = cpp_paths();
+    o.seed = seed;
+    o.cases = 1000;
+    std::atomic<bool> found{false};
+    o.stop = &found;
+    o.on_finding = [&](const ContractFinding&) { found = true; };
+    const ContractResult r = check_contract(c, "opc_test::add_rows_vec4_overrun", o);
+    ASSERT_EQ(r.findings.size(), 1u) << "seed " << seed;
+    EXPECT_EQ(r.findings[0].clause, "extent") << "seed " << seed;
+    EXPECT_LE(r.findings[0].cases_tried, 1000) << "seed " << seed;
   }
 }
 

@@ -310,10 +310,15 @@ TEST(CliBench, PrintsRates) {
 TEST(CliBench, PrintsCasesUntilEachRegressionIsCaught) {
   const Result r = run("bench " + kChunk + " --cases 100");
   EXPECT_EQ(r.exit, 0) << r.output;
-  EXPECT_CONTAINS(r.output, "regressions (up to 100 cases each, seed 20261202):");
-  // target, clause (mode), cases until caught, shrunk case's elements, shrink steps.
+  EXPECT_CONTAINS(r.output, "regressions (up to 100 cases each, seed 20261202; cases until caught "
+                            "with plain / targeted generation):");
+  // target, clause (mode), cases until caught plain and targeted, shrunk case's elements,
+  // shrink steps.
   EXPECT_TRUE(std::regex_search(
-      r.output, std::regex(R"(opc_regress::sequence_parallel_chunk_impl_pr44130 +alias \(eager\) +[0-9]+ +[0-9]+ el +[0-9]+\n)")))
+      r.output, std::regex(R"(opc_regress::sequence_parallel_chunk_impl_pr44130 +alias \(eager\) +[0-9]+ +[0-9]+ +[0-9]+ el +[0-9]+\n)")))
+      << r.output;
+  EXPECT_TRUE(std::regex_search(
+      r.output, std::regex(R"(branches: every declared branch hit after [0-9]+ case\(s\) plain, [0-9]+ targeted \(up to 100\)\n)")))
       << r.output;
   EXPECT_CONTAINS(r.output, "opc_regress::sequence_parallel_chunk_impl_pr44130: caught as expected");
 }

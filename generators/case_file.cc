@@ -5,8 +5,8 @@
 #include "contracts/text_guard.h"
 #include "contracts/yaml_loc.h"
 #include "generators/case_gen.h"
-#include "reports/atomic_file.h"
-#include "reports/json_writer.h"
+#include "support/atomic_file.h"
+#include "support/json_writer.h"
 
 namespace opc {
 namespace {

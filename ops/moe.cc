@@ -67,6 +67,8 @@ void align_checks(int64_t num_experts, int64_t block_size) {
               "opc port: block_size 0; upstream divides by it in the kernel (CEILDIV)");
 }
 
+// Follows the upstream kernel's phases in order (count, cumulative sum, fill, scatter), as
+// one function, so that it reads against the CUDA source.
 void moe_align_block_size_cpu(const at::Tensor& topk_ids, int64_t num_experts, int64_t block_size,
                               at::Tensor& sorted_token_ids, at::Tensor& experts_ids,
                               at::Tensor& num_tokens_post_pad) {
@@ -158,7 +160,9 @@ bool fused_supported(int64_t E) {
   }
 }
 
-// topkGatingSoftmax for one row; `out`/`idx` receive k values.
+// topkGatingSoftmax for one row; `out`/`idx` receive k values. Long because it follows the
+// upstream kernel step by step (vectorised loads, per-thread max, warp reductions), so that
+// a reader can hold it against the CUDA source.
 void fused_row(const float* vals, int64_t E, int64_t k, bool renormalize, float* out,
                int64_t* idx) {
   const bool pow2 = (E & (E - 1)) == 0;

@@ -5,8 +5,8 @@
 #include <iterator>
 #include <string_view>
 
-#include "reports/json_writer.h"
 #include "reports/markup.h"
+#include "support/json_writer.h"
 
 namespace opc {
 namespace {

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <sstream>
 
-#include "contracts/suggest.h"
 #include "reports/badge.h"
 #include "reports/markup.h"
+#include "support/names.h"
 
 namespace opc {
 namespace {

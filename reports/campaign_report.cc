@@ -1,6 +1,6 @@
 #include "reports/campaign_report.h"
 
-#include "reports/atomic_file.h"
+#include "support/atomic_file.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -13,11 +13,11 @@
 #include <fstream>
 #include <sstream>
 
-#include "contracts/suggest.h"
 #include "reports/badge.h"
 #include "reports/campaign_pages.h"
-#include "reports/json_writer.h"
 #include "reports/junit.h"
+#include "support/json_writer.h"
+#include "support/names.h"
 
 namespace opc {
 namespace {

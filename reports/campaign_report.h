@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "contracts/contract.h"
-#include "reports/atomic_file.h"
+#include "support/atomic_file.h"
 
 namespace opc {
 

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "contracts/suggest.h"
 #include "reports/markup.h"
+#include "support/names.h"
 
 namespace opc {
 namespace {

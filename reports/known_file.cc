@@ -7,9 +7,9 @@
 #include "contracts/clauses.h"
 #include "contracts/text_guard.h"
 #include "contracts/yaml_loc.h"
-#include "reports/atomic_file.h"
-#include "reports/json_writer.h"
 #include "reports/run_report.h"
+#include "support/atomic_file.h"
+#include "support/json_writer.h"
 
 namespace opc {
 namespace {

@@ -1,7 +1,7 @@
 #include "reports/observation_text.h"
 
 #include "generators/case.h"
-#include "runners/oracles/storage_diff.h"
+#include "oracles/storage_diff.h"
 
 namespace opc {
 namespace {

@@ -3,8 +3,8 @@
 #include <iomanip>
 #include <sstream>
 
-#include "contracts/suggest.h"
-#include "reports/json_writer.h"
+#include "support/json_writer.h"
+#include "support/names.h"
 
 namespace opc {
 namespace {
@@ -190,70 +190,84 @@ void print_text_report(std::ostream& out, const std::vector<RunEntry>& run) {
   }
 }
 
-std::string json_report(const std::vector<RunEntry>& run) {
-  JsonWriter w;
-  w.begin_object().key("version").value(1).key("contracts").begin_array();
-  for (const RunEntry& e : run) {
-    const ContractResult& r = e.result;
-    w.begin_object();
-    w.key("file").value(r.file);
-    w.key("op").value(r.op);
-    w.key("target").value(r.target);
-    if (!r.checked.empty()) w.key("checked").value(r.checked);
-    w.key("verdict").value(r.verdict);
-    if (!r.error.empty()) w.key("error").value(r.error);
-    w.key("seed").value(r.seed);
-    w.key("cases").value(r.cases);
-    if (e.regression) {
-      w.key("regression").begin_object();
-      w.key("expect").begin_array();
-      for (const auto& c : e.regression->expect) w.value(c);
-      w.end_array();
-      w.key("upstream").value(e.regression->upstream);
-      w.key("caught_as_expected").value(caught_as_expected(e));
-      if (regression_not_run(e)) w.key("not_run").value(unjudged_text(e));
-      w.end_object();
-    }
-    w.key("modes").begin_object();
-    for (const auto& [mode, mr] : r.modes) {
-      w.key(to_string(mode)).begin_object();
-      w.key("status").value(mr.status);
-      w.key("cases").value(mr.cases);
-      if (!mr.reason.empty()) w.key("reason").value(mr.reason);
-      if (!mr.ran_as.empty() && mr.status != "not_run") w.key("ran_as").value(mr.ran_as);
-      // What the mode judges, so that a merge of results (opcontract report) can tell an
-      // expected clause no mode ran from one that was missed.
-      w.key("clauses").begin_array();
-      for (const ClauseRow& row : kCaseClauses)
-        if (judges(e, row, mode)) w.value(row.clause);
-      w.end_array();
-      w.end_object();
-    }
-    w.end_object();
-    w.key("branches").begin_object();
-    for (const auto& [name, hits] : r.branches) w.key(name).value(hits);
-    w.end_object();
-    w.key("warnings").begin_array();
-    for (const std::string& warning : r.warnings) w.value(warning);
-    w.end_array();
-    w.key("findings").begin_array();
-    for (const ContractFinding& f : r.findings) {
-      w.begin_object();
-      w.key("clause").value(f.clause);
-      w.key("mode").value(f.mode);
-      w.key("message").value(f.message);
-      if (f.has_case && e.contract) w.key("case").raw(case_json(f.minimal, *e.contract));
-      w.key("seed").value(r.seed);
-      w.key("cases_tried").value(f.cases_tried);
-      w.key("shrink_steps").value(f.shrink_steps);
-      if (!f.from_file.empty()) w.key("from_file").value(f.from_file);
-      if (!f.known.empty()) w.key("known").value(f.known);
-      w.key("replay").value(replay_command(e, f));
-      w.end_object();
-    }
+namespace {
+
+void write_regression(JsonWriter& w, const RunEntry& e) {
+  w.key("regression").begin_object();
+  w.key("expect").begin_array();
+  for (const auto& c : e.regression->expect) w.value(c);
+  w.end_array();
+  w.key("upstream").value(e.regression->upstream);
+  w.key("caught_as_expected").value(caught_as_expected(e));
+  if (regression_not_run(e)) w.key("not_run").value(unjudged_text(e));
+  w.end_object();
+}
+
+void write_modes(JsonWriter& w, const RunEntry& e) {
+  w.key("modes").begin_object();
+  for (const auto& [mode, mr] : e.result.modes) {
+    w.key(to_string(mode)).begin_object();
+    w.key("status").value(mr.status);
+    w.key("cases").value(mr.cases);
+    if (!mr.reason.empty()) w.key("reason").value(mr.reason);
+    if (!mr.ran_as.empty() && mr.status != "not_run") w.key("ran_as").value(mr.ran_as);
+    // What the mode judges, so that a merge of results (opcontract report) can tell an
+    // expected clause no mode ran from one that was missed.
+    w.key("clauses").begin_array();
+    for (const ClauseRow& row : kCaseClauses)
+      if (judges(e, row, mode)) w.value(row.clause);
     w.end_array();
     w.end_object();
   }
+  w.end_object();
+}
+
+void write_finding(JsonWriter& w, const RunEntry& e, const ContractFinding& f) {
+  w.begin_object();
+  w.key("clause").value(f.clause);
+  w.key("mode").value(f.mode);
+  w.key("message").value(f.message);
+  if (f.has_case && e.contract) w.key("case").raw(case_json(f.minimal, *e.contract));
+  w.key("seed").value(e.result.seed);
+  w.key("cases_tried").value(f.cases_tried);
+  w.key("shrink_steps").value(f.shrink_steps);
+  if (!f.from_file.empty()) w.key("from_file").value(f.from_file);
+  if (!f.known.empty()) w.key("known").value(f.known);
+  w.key("replay").value(replay_command(e, f));
+  w.end_object();
+}
+
+void write_entry(JsonWriter& w, const RunEntry& e) {
+  const ContractResult& r = e.result;
+  w.begin_object();
+  w.key("file").value(r.file);
+  w.key("op").value(r.op);
+  w.key("target").value(r.target);
+  if (!r.checked.empty()) w.key("checked").value(r.checked);
+  w.key("verdict").value(r.verdict);
+  if (!r.error.empty()) w.key("error").value(r.error);
+  w.key("seed").value(r.seed);
+  w.key("cases").value(r.cases);
+  if (e.regression) write_regression(w, e);
+  write_modes(w, e);
+  w.key("branches").begin_object();
+  for (const auto& [name, hits] : r.branches) w.key(name).value(hits);
+  w.end_object();
+  w.key("warnings").begin_array();
+  for (const std::string& warning : r.warnings) w.value(warning);
+  w.end_array();
+  w.key("findings").begin_array();
+  for (const ContractFinding& f : r.findings) write_finding(w, e, f);
+  w.end_array();
+  w.end_object();
+}
+
+}  // namespace
+
+std::string json_report(const std::vector<RunEntry>& run) {
+  JsonWriter w;
+  w.begin_object().key("version").value(1).key("contracts").begin_array();
+  for (const RunEntry& e : run) write_entry(w, e);
   w.end_array().end_object();
   return w.str() + "\n";
 }

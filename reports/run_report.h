@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "check/result.h"
 #include "contracts/contract.h"
-#include "runners/check_driver.h"
 
 namespace opc {
 

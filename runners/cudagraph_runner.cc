@@ -13,8 +13,8 @@
 #include "generators/case_gen.h"
 #include "generators/layout.h"
 #include "runners/eager_runner.h"
-#include "runners/error_text.h"
 #include "runners/materialize.h"
+#include "support/error_text.h"
 
 namespace opc {
 namespace {

@@ -5,8 +5,8 @@
 #include <cstring>
 
 #include "ops/sim_context.h"
-#include "runners/error_text.h"
-#include "runners/python_bridge.h"
+#include "runners/python/bridge.h"
+#include "support/error_text.h"
 
 namespace opc {
 

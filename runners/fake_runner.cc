@@ -2,7 +2,7 @@
 
 #include "runners/eager_runner.h"
 #include "runners/materialize.h"
-#include "runners/python_bridge.h"
+#include "runners/python/bridge.h"
 
 namespace opc {
 

@@ -2,7 +2,7 @@
 // with; check_fake compares it with what eager did. Two ways to run it:
 //
 //   Observation fake = run_fake_pytorch(op, contract, c, facts, /*symbolic=*/true);
-//     PyTorch's own FakeTensorMode in the embedded Python (runners/python_bridge.h): a
+//     PyTorch's own FakeTensorMode in the embedded Python (runners/python/bridge.h): a
 //     Python fake (register_fake) or the Meta kernel, whichever PyTorch picks, on fakes of
 //     eager's tensors; with `symbolic`, every dim of size >= 2 a ShapeEnv symbol, as under
 //     torch.compile(dynamic=True), where a fake that is not SymInt-safe fails.

@@ -1,6 +1,6 @@
 #include "runners/op_binding.h"
 
-#include "contracts/suggest.h"
+#include "support/names.h"
 
 namespace opc {
 namespace {

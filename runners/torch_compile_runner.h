@@ -1,5 +1,5 @@
 // The compiled mode, real: the op called through torch.compile(fullgraph=True,
-// dynamic=True) in the embedded Python (runners/python_bridge.h), the way vLLM's compiled
+// dynamic=True) in the embedded Python (runners/python/bridge.h), the way vLLM's compiled
 // model calls it: mutable arguments passed in and written, returns used afterwards. The
 // compiled function is cached per op, backend and argument signature, so a check compiles
 // once per guard set, not once per case.

@@ -2,8 +2,8 @@
 // every machine; the runner that fills them needs a GPU (tests/contracts/cudagraph.yaml).
 #include <gtest/gtest.h>
 
+#include "oracles/oracles.h"
 #include "runners/cudagraph_runner.h"
-#include "runners/oracles/oracles.h"
 
 namespace opc {
 namespace {

@@ -7,10 +7,10 @@
 #include <set>
 #include <sstream>
 
+#include "check/check_contract.h"
 #include "cli_run.h"
 #include "contracts/contract_loader.h"
 #include "generators/case_file.h"
-#include "runners/check_driver.h"
 
 namespace opc {
 namespace {

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "cli_run.h"
-#include "runners/python_bridge.h"
+#include "runners/python/bridge.h"
 
 namespace {
 

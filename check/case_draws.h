@@ -1,0 +1,55 @@
+// The draw stage: the cases a check generates, in order. Case i is the same in every run
+// of a seed, in every shard and after a resume, because every case is drawn whether it
+// runs or not, and targeting (generators/targeting.h) learns from the drawn cases only.
+// One case in ten breaks a `requires:` on purpose (the precondition clause), when the
+// contract has one and such a case exists.
+//
+//   CaseDraws draws(contract, options.seed, options.targeted);
+//   for (int i = 0; i < n; ++i) {
+//     CaseDraws::Draw d = draws.next(i);
+//     ... d.c, d.breaks_requires, d.shrinkable (to shrink it by)
+//   }
+#pragma once
+
+#include <rapidcheck/Gen.h>
+#include <rapidcheck/Random.h>
+#include <rapidcheck/Shrinkable.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include "contracts/contract.h"
+#include "generators/case.h"
+#include "generators/targeting.h"
+
+namespace opc {
+
+class CaseDraws {
+ public:
+  CaseDraws(std::shared_ptr<const Contract> contract, uint64_t seed, bool targeted);
+
+  struct Draw {
+    rc::Shrinkable<Case> shrinkable;
+    Case c;
+    bool breaks_requires = false;
+  };
+  // Case i of the run; call it for i = 0, 1, 2, ... in turn. Throws GenerationFailure when
+  // no valid case can be drawn.
+  Draw next(int i);
+
+  // Whether some cases are drawn to break a requires (the contract has one).
+  bool breaks_some() const { return violating_.has_value(); }
+
+ private:
+  rc::Shrinkable<Case> draw_valid(int i);
+
+  std::shared_ptr<const Contract> contract_;  // coverage_ holds a reference to it
+  const rc::Gen<Case> gen_;
+  std::optional<rc::Gen<Case>> violating_;
+  rc::Random master_;
+  Coverage coverage_;
+  bool targeted_;
+};
+
+}  // namespace opc

@@ -1,0 +1,197 @@
+#include "check/case_judge.h"
+
+#include <algorithm>
+
+#include "check/check_error.h"
+#include "generators/case_gen.h"
+#include "oracles/storage_diff.h"
+#include "runners/compiled_runner.h"
+#include "runners/cudagraph_runner.h"
+#include "runners/eager_runner.h"
+#include "runners/fake_runner.h"
+#include "runners/materialize.h"
+#include "runners/torch_compile_runner.h"
+#include "support/error_text.h"
+
+namespace opc {
+namespace {
+
+// One case through its modes, in order, collecting what each mode's oracles find.
+class CaseJudge {
+ public:
+  CaseJudge(const CaseOps& ops, const Contract& contract, const Case& c, const CaseFacts& facts)
+      : ops_(ops), op_(ops.op), contract_(contract), c_(c), facts_(facts) {}
+
+  std::vector<Finding> judge(const std::vector<Mode>& modes, std::vector<bool>* written) {
+    enter(Mode::Eager);
+    if (const std::vector<int> broken = broken_requires(facts_, contract_); !broken.empty()) {
+      judge_precondition(broken);
+      return std::move(found_);
+    }
+    const Observation eager = run_eager(op_, contract_, c_, fresh());
+    note_written(eager, written);
+    judge_eager(eager);
+    if (contract_.padding) judge_padding_in_eager();
+    if (contract_.deterministic) judge_determinism(eager);
+    if (asks(modes, Mode::Fake)) judge_fake(eager);
+    if (asks(modes, Mode::Compiled)) judge_compiled(eager);
+    if (asks(modes, Mode::Cudagraph)) judge_cudagraph();
+    return std::move(found_);
+  }
+
+  // The mode running now, for an error's message.
+  Mode current() const { return current_; }
+
+ private:
+  static bool asks(const std::vector<Mode>& modes, Mode m) {
+    return std::find(modes.begin(), modes.end(), m) != modes.end();
+  }
+
+  void enter(Mode m) {
+    current_ = m;
+    if (ops_.on_mode) ops_.on_mode(m);
+  }
+
+  void add(std::vector<Finding> found, Mode mode) {
+    for (Finding& f : found) {
+      f.mode = to_string(mode);
+      found_.push_back(std::move(f));
+    }
+  }
+
+  // Fresh tensors for another run of the same case.
+  Materialized fresh() const { return materialize(c_, contract_, facts_); }
+
+  static void note_written(const Observation& eager, std::vector<bool>* written) {
+    if (!written) return;
+    for (const ArgObservation& a : eager.tensors)
+      if (!(*written)[a.arg] && !changed_elements(a).empty()) (*written)[a.arg] = true;
+  }
+
+  // A case that breaks a requires: the op must refuse it; nothing else is judged.
+  void judge_precondition(const std::vector<int>& broken) {
+    const Observation eager = rerun_eager(op_, contract_, c_, fresh());
+    add(check_precondition({contract_, broken, eager}), Mode::Eager);
+  }
+
+  void judge_eager(const Observation& eager) {
+    if (eager.threw) {
+      add({{"crash", "the op threw on a case that meets the contract's constraints and requires: " +
+                         eager.error}},
+          Mode::Eager);
+      return;
+    }
+    const OracleInput in{contract_, op_.annotations, facts_, eager};
+    for (auto check : {check_alias, check_mutation, check_write, check_extent}) add(check(in), Mode::Eager);
+    if (contract_.donates) add(check_functional_overload(in), Mode::Eager);
+    if (ops_.reference) {
+      const Observation ref = rerun_eager(*ops_.reference, contract_, c_, fresh());
+      add(check_reference({contract_, op_.annotations, eager, ref}), Mode::Eager);
+    }
+    if (c_.inplace >= 0) {
+      const Observation in_place = run_in_place(op_, contract_, c_, fresh());
+      add(check_inplace({contract_, op_.annotations, contract_.inplace[c_.inplace], eager, in_place}),
+          Mode::Eager);
+    }
+  }
+
+  void judge_padding_in_eager() {
+    auto padded_run = [&](int variant) {
+      Materialized m = fresh();
+      fill_padding(m, contract_, facts_.input(), variant);
+      return rerun_eager(op_, contract_, c_, std::move(m));
+    };
+    const Observation nan_padded = padded_run(0), finite_padded = padded_run(1);
+    add(check_padding({contract_, op_.annotations, facts_, nan_padded, finite_padded}), Mode::Eager);
+  }
+
+  void judge_determinism(const Observation& eager) {
+    const Observation again = rerun_eager(op_, contract_, c_, fresh());
+    add(check_determinism({contract_, op_.annotations, eager, again}), Mode::Eager);
+  }
+
+  void judge_fake(const Observation& eager) {
+    enter(Mode::Fake);
+    if (!ops_.real_pytorch) {
+      add(check_fake({contract_, facts_, eager, run_fake_meta(op_, contract_, c_, facts_)}), Mode::Fake);
+      return;
+    }
+    const Observation fake = run_fake_pytorch(op_, contract_, c_, facts_, false);
+    std::vector<Finding> found = check_fake({contract_, facts_, eager, fake});
+    // vLLM compiles with a dynamic token dimension: a fake that is right on concrete
+    // sizes may still fail on symbolic ones.
+    if (found.empty()) {
+      const Observation symbolic = run_fake_pytorch(op_, contract_, c_, facts_, true);
+      found = check_fake({contract_, facts_, eager, symbolic});
+      for (Finding& f : found)
+        f.message = "with symbolic sizes (a ShapeEnv, as torch.compile(dynamic=True) traces it; "
+                    "static sizes pass): " + f.message;
+    }
+    add(std::move(found), Mode::Fake);
+  }
+
+  void judge_compiled(const Observation& eager) {
+    enter(Mode::Compiled);
+    if (ops_.real_pytorch) judge_torch_compile(eager);
+    const CompiledObservation compiled = run_compiled(op_, contract_, c_, facts_);
+    std::vector<Finding> modelled = check_compiled({contract_, op_.annotations, eager, compiled});
+    for (Finding& f : modelled) f.message = "opcontract's C++ model of torch.compile: " + f.message;
+    add(std::move(modelled), Mode::Compiled);
+    // vLLM's reinplacing pass swaps in the donating overload where the donated inputs die.
+    if (ops_.donating && !eager.threw) {
+      const Observation donated = run_eager(*ops_.donating, contract_, c_, fresh());
+      add(check_donating_overload({contract_, ops_.donating->annotations, eager, donated}), Mode::Compiled);
+    }
+    if (contract_.padding) {
+      const CompiledObservation nan_padded = run_compiled(op_, contract_, c_, facts_, 0);
+      const CompiledObservation finite_padded = run_compiled(op_, contract_, c_, facts_, 1);
+      add(check_padding({contract_, op_.annotations, facts_, nan_padded.obs, finite_padded.obs}),
+          Mode::Compiled);
+    }
+  }
+
+  void judge_torch_compile(const Observation& eager) {
+    for (const char* backend : kTorchCompileBackends) {
+      if (ops_.on_compile) ops_.on_compile(true);
+      const TorchCompileRun run = run_torch_compile(op_, contract_, c_, facts_, backend);
+      if (ops_.on_compile) ops_.on_compile(false);
+      if (!run.skipped) add(check_torch_compile({contract_, op_.annotations, backend, eager, run.obs}), Mode::Compiled);
+    }
+  }
+
+  void judge_cudagraph() {
+    enter(Mode::Cudagraph);
+    add(check_cudagraph(run_cudagraph(op_, contract_, c_)), Mode::Cudagraph);
+  }
+
+  const CaseOps& ops_;
+  const OpBinding& op_;
+  const Contract& contract_;
+  const Case& c_;
+  const CaseFacts& facts_;
+  Mode current_ = Mode::Eager;
+  std::vector<Finding> found_;
+};
+
+}  // namespace
+
+std::vector<Finding> case_findings(const CaseOps& ops, const Contract& contract, const Case& c,
+                                   const CaseFacts& facts, const std::vector<Mode>& modes,
+                                   std::vector<bool>* written) {
+  CaseJudge judge(ops, contract, c, facts);
+  try {
+    return judge.judge(modes, written);
+  } catch (const CheckError&) {
+    throw;
+  } catch (...) {
+    // Not the op's doing (its throws are observed): an error of the check itself, said
+    // with where it happened so that it can be reproduced.
+    bool named = false;
+    const std::string why = in_flight_text(named);
+    throw CheckError(contract.file + ", target " + ops.op.name + ", in the " + to_string(judge.current()) +
+                     " mode, on the case " + describe(c, contract) + ": " + why +
+                     (verbose_errors() ? "" : kVerboseHint));
+  }
+}
+
+}  // namespace opc

@@ -1,0 +1,28 @@
+// One checked case, judged: the op run in eager (always) and in each other mode asked
+// for, each run handed to the oracles of its clauses. This is what the case worker runs
+// for every case (check/case_worker.h), in its own process.
+//
+//   std::vector<Finding> found = case_findings(ops, contract, c, CaseFacts(c, contract),
+//                                              {Mode::Eager, Mode::Fake}, &written);
+//   found[0].mode   // the mode whose run found it
+//
+// An exception that is not the op's doing (its throws are observed) is an error of the
+// check: a CheckError saying the contract, target, mode and case.
+#pragma once
+
+#include <vector>
+
+#include "check/bind_ops.h"
+#include "contracts/contract.h"
+#include "generators/case.h"
+#include "generators/layout.h"
+#include "oracles/oracles.h"
+
+namespace opc {
+
+// When `written` is given, sets written[i] for each argument whose bytes eager changed.
+std::vector<Finding> case_findings(const CaseOps& ops, const Contract& contract, const Case& c,
+                                   const CaseFacts& facts, const std::vector<Mode>& modes,
+                                   std::vector<bool>* written);
+
+}  // namespace opc

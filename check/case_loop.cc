@@ -1,0 +1,198 @@
+#include "check/case_loop.h"
+
+#include <rapidcheck/Shrinkable.h>
+
+#include <chrono>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "check/case_draws.h"
+#include "check/shrink_finding.h"
+#include "contracts/contract.h"
+#include "generators/case_gen.h"
+#include "generators/layout.h"
+
+namespace opc {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class CaseLoop {
+ public:
+  CaseLoop(std::shared_ptr<const Contract> contract, const OpBinding& op, const CheckOptions& options,
+           const ModePlan& plan, CaseWorker& worker, ContractResult& r)
+      : contract_ptr_(std::move(contract)), contract_(*contract_ptr_), op_(op), options_(options),
+        plan_(plan), worker_(worker), r_(r), draws_(contract_ptr_, options.seed, options.targeted),
+        written_(contract_.args.size(), false) {}
+
+  void run() {
+    worker_.set_modes(plan_.run);
+    list_branches();
+    replay_corpus();
+    const int next_case = run_generated();
+    finish(next_case);
+  }
+
+ private:
+  // Declared branches, then each in-place use the contract lists: a branch of its own,
+  // which must be reached too.
+  void list_branches() {
+    for (const auto& b : contract_.branches) r_.branches.emplace_back(b.name, 0);
+    first_inplace_ = r_.branches.size();
+    for (const InplaceSpec& s : contract_.inplace)
+      r_.branches.emplace_back("in_place(" + contract_.args[s.into].name + "=" + contract_.args[s.from].name + ")", 0);
+  }
+
+  bool stopping() const {
+    return (options_.stop && options_.stop->load()) || (options_.deadline && Clock::now() >= *options_.deadline);
+  }
+
+  void replay_corpus() {
+    for (const auto& [file, c] : options_.replay_first) {
+      if (stopping()) break;
+      ++r_.replayed;
+      run_case(c, !broken_requires(CaseFacts(c, contract_), contract_).empty(), nullptr, 0, file);
+    }
+  }
+
+  // Returns the generated case a resumed run goes on from.
+  int run_generated() {
+    start_ = last_report_ = last_checkpoint_ = Clock::now();
+    int i = 0;
+    for (; i < options_.cases && !stopping(); ++i) {
+      report_progress();
+      // Every case is drawn, run or not, so that case i is the same in every shard and
+      // after a resume.
+      const CaseDraws::Draw d = draws_.next(i);
+      if (i < options_.first_case || i % options_.shards != options_.shard) continue;
+      violating_made_ += d.breaks_requires;
+      ++ran_;
+      run_case(d.c, d.breaks_requires, &d.shrinkable, i + 1, "");
+      checkpoint(i + 1);
+    }
+    return i;
+  }
+
+  // Runs one case and keeps each new kind of finding: shrunk when the case came from the
+  // generator (`shrinkable`), as it is when it was replayed.
+  void run_case(const Case& c, bool breaks, const rc::Shrinkable<Case>* shrinkable, int found_at,
+                const std::string& from_file) {
+    ++r_.cases;
+    if (!breaks) count_branches(c);
+    const CaseOutcome outcome = worker_.run(c);
+    for (int w : outcome.written) written_[w] = true;
+    for (const Finding& f : outcome.findings) {
+      if (!seen_.insert(f.clause + "/" + f.mode).second) continue;
+      ContractFinding cf = shrinkable && !outcome.hung ? shrink_finding(worker_, *shrinkable, f, options_.max_shrink_runs)
+                                                      : unshrunk(f, c, shrinkable != nullptr);
+      cf.cases_tried = found_at;
+      cf.from_file = from_file;
+      r_.findings.push_back(cf);
+      if (options_.on_finding) options_.on_finding(cf);
+    }
+  }
+
+  // A replayed case's finding, or a hang's: a hang is not shrunk, since every smaller try
+  // would wait out the time limit too.
+  static ContractFinding unshrunk(const Finding& f, const Case& c, bool generated) {
+    return {f.clause, f.mode, f.message + (generated ? " (not shrunk: each try costs the time limit)" : ""), true, c};
+  }
+
+  void count_branches(const Case& c) {
+    const CaseFacts facts(c, contract_);
+    for (size_t b = 0; b < contract_.branches.size(); ++b)
+      r_.branches[b].second += contract_.branches[b].expr.eval(facts.input()) != 0;
+    if (c.inplace >= 0) ++r_.branches[first_inplace_ + c.inplace].second;
+  }
+
+  // About once a second, looked at every 64 cases.
+  void report_progress() {
+    if (!options_.progress || ran_ % 64 != 63) return;
+    const auto now = Clock::now();
+    if (now - last_report_ < std::chrono::seconds(1)) return;
+    last_report_ = now;
+    options_.progress(r_, ran_ / std::chrono::duration<double>(now - start_).count());
+  }
+
+  void checkpoint(int next_case) {
+    if (!options_.checkpoint) return;
+    const auto now = Clock::now();
+    if (now - last_checkpoint_ < std::chrono::duration<double>(options_.checkpoint_every_s)) return;
+    last_checkpoint_ = now;
+    ContractResult so_far = r_;
+    so_far.next_case = next_case;
+    so_far.stopped = true;
+    settle_modes(so_far);
+    so_far.verdict = so_far.findings.empty() ? "pass" : "fail";
+    options_.checkpoint(so_far);
+  }
+
+  // Each mode that ran passes unless it found something.
+  void settle_modes(ContractResult& result) const {
+    for (Mode m : plan_.run) {
+      bool failed = false;
+      for (const auto& f : result.findings) failed |= f.mode == to_string(m);
+      const auto how = plan_.ran_as.find(m);
+      result.modes[m] = {failed ? "fail" : "pass", result.cases, "", how == plan_.ran_as.end() ? "" : how->second};
+    }
+  }
+
+  void finish(int next_case) {
+    r_.next_case = next_case;
+    r_.stopped = options_.stop && options_.stop->load();
+    settle_modes(r_);
+    add_warnings();
+    // A run stopped early (Ctrl-C, bench once it caught what it looks for) is not judged
+    // on coverage.
+    if (!r_.stopped) add_coverage_findings();
+  }
+
+  void add_warnings() {
+    for (const ArgSpec& a : contract_.args)
+      if (a.is_tensor && op_.annotations.mutable_arg[a.index] && !written_[a.index])
+        r_.warnings.push_back("argument '" + a.name + "' is declared mutable but was never written in " +
+                              std::to_string(r_.cases) + " cases: an over-declared mutation costs the compiler clones");
+    if (draws_.breaks_some() && violating_made_ == 0 && r_.cases >= 10)
+      r_.warnings.push_back("no generated case broke any requires:, so the precondition clause "
+                            "was not checked: let dims or layouts reach inputs that break them");
+  }
+
+  void add_coverage_findings() {
+    const std::string in_cases = " in " + std::to_string(r_.cases) + " cases";
+    for (size_t b = 0; b < contract_.branches.size(); ++b)
+      if (r_.branches[b].second == 0)
+        r_.findings.push_back({"branches", "", "branch '" + contract_.branches[b].name + "' (" +
+                                                   contract_.branches[b].expr.text() + ") was never hit" +
+                                                   in_cases + ": widen the dims or add a favor: value"});
+    for (size_t k = 0; k < contract_.inplace.size(); ++k)
+      if (r_.branches[first_inplace_ + k].second == 0)
+        r_.findings.push_back({"branches", "", "the in-place use " + contract_.inplace_text(static_cast<int>(k)) +
+                                                   " (aliasing.inplace) was never made" + in_cases +
+                                                   ": the two never had the same dtype, shape and a layout "
+                                                   "the constraints allow"});
+  }
+
+  const std::shared_ptr<const Contract> contract_ptr_;
+  const Contract& contract_;
+  const OpBinding& op_;
+  const CheckOptions& options_;
+  const ModePlan& plan_;
+  CaseWorker& worker_;
+  ContractResult& r_;
+  CaseDraws draws_;
+  std::vector<bool> written_;        // per argument: some case's eager run wrote it
+  std::set<std::string> seen_;       // clause/mode pairs already found and shrunk
+  size_t first_inplace_ = 0;         // r_.branches index of the first in-place use
+  int violating_made_ = 0, ran_ = 0;  // generated cases run: breaking a requires, all
+  Clock::time_point start_, last_report_, last_checkpoint_;
+};
+
+}  // namespace
+
+void run_cases(std::shared_ptr<const Contract> contract, const OpBinding& op, const CheckOptions& options,
+               const ModePlan& plan, CaseWorker& worker, ContractResult& r) {
+  CaseLoop(std::move(contract), op, options, plan, worker, r).run();
+}
+
+}  // namespace opc

@@ -1,0 +1,26 @@
+// The run stage of a check: its cases one after another, each run in the worker and
+// judged there. The corpus first (as it is, not shrunk), then generated cases (CaseDraws:
+// in this shard, from the resume point, until the count, the deadline or a stop). Each
+// new kind of finding (clause and mode) is kept once, shrunk when the generator made its
+// case; the progress and checkpoint hooks are told as it goes; at the end the run's
+// coverage is judged (branches never hit, in-place uses never made) and every mode that
+// ran gets its result.
+//
+//   run_cases(contract_ptr, bound.op, options, plan, worker, result);
+#pragma once
+
+#include <memory>
+
+#include "check/case_worker.h"
+#include "check/mode_plan.h"
+#include "check/options.h"
+#include "check/result.h"
+#include "contracts/contract.h"
+#include "runners/op_binding.h"
+
+namespace opc {
+
+void run_cases(std::shared_ptr<const Contract> contract, const OpBinding& op, const CheckOptions& options,
+               const ModePlan& plan, CaseWorker& worker, ContractResult& r);
+
+}  // namespace opc

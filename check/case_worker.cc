@@ -1,0 +1,290 @@
+#include "check/case_worker.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <iostream>
+
+#include "check/case_judge.h"
+#include "check/case_wire.h"
+#include "check/check_error.h"
+#include "runners/cudagraph_runner.h"
+#include "runners/python/bridge.h"
+
+namespace opc {
+namespace {
+
+bool send_all(int fd, const std::string& payload) {
+  WireOut frame;
+  frame.u64(payload.size());
+  const std::string bytes = frame.bytes() + payload;
+  for (size_t at = 0; at < bytes.size();) {
+    const ssize_t n = send(fd, bytes.data() + at, bytes.size() - at, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    at += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+enum class ReadStatus { Ok, Closed, TimedOut };
+
+using Deadline = std::function<std::chrono::steady_clock::time_point()>;
+
+// Time one torch.compile call may take on top of a case's limit.
+constexpr std::chrono::seconds kCompileAllowance{600};
+
+int64_t steady_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Reads exactly n bytes, waiting at most until `deadline()` (none when max()), which may
+// move while it waits: it is asked again at least every 100 ms.
+ReadStatus read_exactly(int fd, char* out, size_t n, const Deadline& deadline) {
+  using Clock = std::chrono::steady_clock;
+  for (size_t at = 0; at < n;) {
+    int wait_ms = -1;
+    if (const auto until = deadline(); until != Clock::time_point::max()) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
+      if (left.count() <= 0) return ReadStatus::TimedOut;
+      wait_ms = static_cast<int>(std::min<int64_t>(left.count(), 100));
+    }
+    pollfd p{fd, POLLIN, 0};
+    const int ready = poll(&p, 1, wait_ms);
+    if (ready < 0 && errno != EINTR) return ReadStatus::Closed;
+    if (ready <= 0) continue;  // interrupted, or time to ask the deadline again
+    const ssize_t got = recv(fd, out + at, n - at, 0);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return ReadStatus::Closed;
+    at += static_cast<size_t>(got);
+  }
+  return ReadStatus::Ok;
+}
+
+ReadStatus read_frame(int fd, std::string& payload, const Deadline& deadline) {
+  uint64_t size = 0;
+  if (ReadStatus s = read_exactly(fd, reinterpret_cast<char*>(&size), sizeof size, deadline);
+      s != ReadStatus::Ok)
+    return s;
+  payload.assign(size, '\0');
+  return read_exactly(fd, payload.data(), size, deadline);
+}
+
+std::string death_text(int status) {
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    const char* name = sigabbrev_np(sig);
+    return "the op killed the process with signal " + std::to_string(sig) + " (" +
+           (name ? std::string("SIG") + name + ", " : std::string()) + strsignal(sig) + ")";
+  }
+  if (WIFEXITED(status))
+    return "the op ended the process with exit status " + std::to_string(WEXITSTATUS(status));
+  return "the worker process ended (wait status " + std::to_string(status) + ")";
+}
+
+// One case judged in this process: what the worker does for each request, and all that
+// happens without isolation.
+CaseOutcome judge_here(const CaseOps& ops, const Contract& contract, const Case& c,
+                       const std::vector<Mode>& modes) {
+  CaseOutcome out;
+  std::vector<bool> written(contract.args.size(), false);
+  out.findings = case_findings(ops, contract, c, CaseFacts(c, contract), modes, &written);
+  for (size_t i = 0; i < written.size(); ++i)
+    if (written[i]) out.written.push_back(static_cast<int>(i));
+  return out;
+}
+
+// The worker's side: serves requests until the parent hangs up.
+[[noreturn]] void serve(int fd, const CaseOps& ops, const Contract& contract) {
+  std::string request;
+  const Deadline never = [] { return std::chrono::steady_clock::time_point::max(); };
+  while (read_frame(fd, request, never) == ReadStatus::Ok) {
+    WireOut reply;
+    try {
+      if (request.empty()) throw std::runtime_error("case worker: empty request");
+      if (request[0] == 'G') {
+        reply.str("S").str(opc::cudagraph_unavailable());
+      } else {
+        const std::string body = request.substr(1);
+        WireIn in(body);
+        const std::vector<Mode> modes = get_modes(in);
+        const Case c = get_case(in);
+        const CaseOutcome judged = judge_here(ops, contract, c, modes);
+        put_findings(reply.str("R"), judged.findings, judged.written);
+      }
+    } catch (...) {
+      reply = WireOut();
+      reply.str("E").str(check_error_text(contract));
+    }
+    if (!send_all(fd, reply.bytes())) break;
+  }
+  _exit(0);  // never run the parent's atexit handlers or flush its stdio buffers
+}
+
+}  // namespace
+
+IsolationOptions isolation_for(const Contract& contract, const CheckOptions& options) {
+  return {options.isolate, contract.time_limit_s > 0 && !options.timeout_given
+                               ? contract.time_limit_s
+                               : options.case_timeout_s};
+}
+
+CaseWorker::CaseWorker(const CaseOps& ops, const Contract& contract, IsolationOptions options)
+    : ops_(ops), contract_(contract), options_(options) {
+  if (!options_.isolate) return;
+  void* page = mmap(nullptr, sizeof(SharedPage), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (page == MAP_FAILED) throw std::runtime_error(std::string("case worker: mmap: ") + strerror(errno));
+  shared_ = static_cast<volatile SharedPage*>(page);
+  ops_.on_mode = [shared = shared_](Mode m) { shared->mode = static_cast<int>(m); };
+  ops_.on_compile = [shared = shared_](bool begin) {
+    const int64_t now = steady_ms();
+    if (begin) {
+      shared->compiling_since_ms = now;
+    } else if (shared->compiling_since_ms) {
+      shared->grace_ms = shared->grace_ms + (now - shared->compiling_since_ms);
+      shared->compiling_since_ms = 0;
+    }
+  };
+}
+
+CaseWorker::~CaseWorker() {
+  stop();
+  if (shared_) munmap(const_cast<SharedPage*>(shared_), sizeof(SharedPage));
+}
+
+void CaseWorker::start() {
+  int fds[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0)
+    throw std::runtime_error(std::string("case worker: socketpair: ") + strerror(errno));
+  // The child inherits unflushed stdio buffers; flush them so nothing prints twice.
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  // The workers run the cudagraph mode and Python's CUDA checks: CUDA initialised here
+  // would fail in them ("initialization error"), and the op would be blamed for it.
+  if (python::cuda_initialized())
+    throw std::runtime_error(
+        "case worker: torch initialised CUDA in the checking process before it forked the "
+        "worker, which then cannot use the GPU (an opcontract defect; --no-python avoids it)");
+  python::before_fork();
+  const pid_t pid = fork();
+  if (pid == 0) python::after_fork_child();
+  else python::after_fork_parent();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    throw std::runtime_error(std::string("case worker: fork: ") + strerror(errno));
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the checker
+    const rlimit no_core{0, 0};           // a crashing op is expected here: no core dumps
+    setrlimit(RLIMIT_CORE, &no_core);
+    // Ctrl-C stops the campaign in the parent, which then kills this worker: were the
+    // worker to die of it first, the case in flight would read as a crash.
+    signal(SIGINT, SIG_IGN);
+    signal(SIGTERM, SIG_IGN);
+    serve(fds[1], ops_, contract_);
+  }
+  close(fds[1]);
+  pid_ = pid;
+  to_child_ = from_child_ = fds[0];
+}
+
+void CaseWorker::stop() {
+  if (pid_ < 0) return;
+  close(to_child_);
+  kill(pid_, SIGKILL);
+  int status;
+  while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+  pid_ = -1;
+  to_child_ = from_child_ = -1;
+}
+
+std::string CaseWorker::request(char kind, const std::string& body, CaseOutcome* died) {
+  using Clock = std::chrono::steady_clock;
+  if (pid_ < 0) start();
+  shared_->mode = static_cast<int>(Mode::Eager);
+  shared_->grace_ms = 0;
+  shared_->compiling_since_ms = 0;
+  const auto start = Clock::now();
+  const auto limit = std::chrono::microseconds(static_cast<int64_t>(std::ceil(options_.timeout_s * 1e6)));
+  // The limit is for the op: time the worker spends in torch.compile calls is added, and a
+  // call in progress gets up to kCompileAllowance more (a compile, not a hang).
+  const std::function<Clock::time_point()> deadline = [&] {
+    if (options_.timeout_s <= 0) return Clock::time_point::max();
+    const auto by_op = start + limit + std::chrono::milliseconds(shared_->grace_ms);
+    const int64_t since = shared_->compiling_since_ms;
+    if (!since) return by_op;
+    return std::max(by_op, Clock::time_point(std::chrono::milliseconds(since)) + limit + kCompileAllowance);
+  };
+  std::string reply;
+  ReadStatus status = ReadStatus::Closed;
+  if (send_all(to_child_, std::string(1, kind) + body)) status = read_frame(from_child_, reply, deadline);
+  if (status == ReadStatus::Ok) return reply;
+
+  const Mode mode = static_cast<Mode>(shared_->mode);
+  std::string why;
+  if (status == ReadStatus::TimedOut) {
+    char limit[32];
+    std::snprintf(limit, sizeof limit, "%g", options_.timeout_s);
+    why = std::string("the op did not finish within the time limit of ") + limit +
+          " s per case (an endless loop or a deadlock, or raise the limit with --case-timeout); "
+          "the worker was killed";
+    died->hung = true;
+    kill(pid_, SIGKILL);
+  }
+  int wstatus = 0;
+  while (waitpid(pid_, &wstatus, 0) < 0 && errno == EINTR) {
+  }
+  if (why.empty()) why = death_text(wstatus);
+  close(to_child_);
+  pid_ = -1;
+  to_child_ = from_child_ = -1;
+  died->worker_died = true;
+  died->findings.push_back({"crash", std::string("in the ") + to_string(mode) + " mode, " + why, to_string(mode)});
+  return "";
+}
+
+CaseOutcome CaseWorker::run(const Case& c) {
+  if (!options_.isolate) return judge_here(ops_, contract_, c, modes_);
+  WireOut body;
+  put_modes(body, modes_);
+  put_case(body, c);
+  CaseOutcome out;
+  const std::string reply = request('C', body.bytes(), &out);
+  if (out.worker_died) return out;
+  WireIn in(reply);
+  const std::string kind = in.str();
+  if (kind == "E") throw CheckError(in.str());
+  get_findings(in, out.findings, out.written);
+  return out;
+}
+
+std::string CaseWorker::cudagraph_unavailable() {
+  if (!options_.isolate) return opc::cudagraph_unavailable();
+  CaseOutcome died;
+  const std::string reply = request('G', "", &died);
+  if (died.worker_died)
+    return "the worker process died while checking for a GPU: " + died.findings[0].message;
+  WireIn in(reply);
+  in.str();
+  return in.str();
+}
+
+}  // namespace opc

@@ -1,0 +1,84 @@
+// Crash isolation: checked cases run in a forked worker process, so that an op that
+// segfaults, aborts, exits or hangs becomes a `crash` finding with its case, and the run
+// goes on with the next case in a fresh worker.
+//
+//   CaseWorker worker(ops, contract, {.isolate = true, .timeout_s = 10});
+//   worker.set_modes({Mode::Eager, Mode::Fake});
+//   CaseOutcome out = worker.run(c);  // the oracles' findings, or a crash finding
+//
+// The worker is forked once and serves cases over a pipe until it dies; the parent never
+// calls the op. It is forked from a parent that has not touched CUDA, so the cudagraph
+// mode works in it. `isolate = false` runs cases in this process (for a debugger).
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "check/bind_ops.h"
+#include "check/options.h"
+#include "contracts/contract.h"
+#include "generators/case.h"
+#include "oracles/oracles.h"
+
+namespace opc {
+
+struct CaseOutcome {
+  std::vector<Finding> findings;
+  std::vector<int> written;  // arguments whose bytes the eager run changed
+  bool worker_died = false;  // the findings hold the crash; not worth shrinking when it hung
+  bool hung = false;
+};
+
+struct IsolationOptions {
+  bool isolate = true;
+  double timeout_s = 10;  // per case, all modes together; <= 0: none
+};
+
+class CaseWorker {
+ public:
+  CaseWorker(const CaseOps& ops, const Contract& contract, IsolationOptions options);
+  ~CaseWorker();
+  CaseWorker(const CaseWorker&) = delete;
+  CaseWorker& operator=(const CaseWorker&) = delete;
+
+  // The modes each case runs in (eager always); sent with every case.
+  void set_modes(std::vector<Mode> modes) { modes_ = std::move(modes); }
+
+  // Throws CheckError when the worker could not evaluate the case for a reason that is
+  // the contract's, not the op's (an expression that fails to evaluate, say).
+  CaseOutcome run(const Case& c);
+
+  // Why the cudagraph mode cannot run in a worker ("" when it can), asked of the
+  // worker itself so that this process never initialises CUDA.
+  std::string cudagraph_unavailable();
+
+ private:
+  void start();
+  void stop();
+  std::string request(char kind, const std::string& body, CaseOutcome* died);
+
+  CaseOps ops_;
+  const Contract& contract_;
+  std::vector<Mode> modes_{Mode::Eager};
+  IsolationOptions options_;
+  pid_t pid_ = -1;
+  int to_child_ = -1, from_child_ = -1;
+  // A page shared with the worker: the mode it is running (a crash's mode), how long the
+  // case in flight has spent in torch.compile calls, and since when it is in one (0: not),
+  // neither counted against its time limit (steady-clock milliseconds, the same clock in
+  // both processes).
+  struct SharedPage {
+    int mode;
+    int64_t grace_ms;
+    int64_t compiling_since_ms;
+  };
+  volatile SharedPage* shared_ = nullptr;
+};
+
+// The isolation a check runs with: a timeout the user gave beats the contract's time_limit.
+IsolationOptions isolation_for(const Contract& contract, const CheckOptions& options);
+
+}  // namespace opc

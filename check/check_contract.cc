@@ -1,0 +1,112 @@
+#include "check/check_contract.h"
+
+#include <memory>
+
+#include "check/bind_ops.h"
+#include "check/case_loop.h"
+#include "check/case_worker.h"
+#include "check/check_error.h"
+#include "check/known_findings.h"
+#include "check/mode_plan.h"
+#include "oracles/oracles.h"
+#include "runners/python/bridge.h"
+
+namespace opc {
+namespace {
+
+// What a check of `target` under `contract` is a check of, in words (ContractResult::checked).
+std::string checked_text(const Contract& contract, const std::string& target) {
+  if (target == contract.port) return "opcontract's port of " + contract.op;
+  for (const Regression& g : contract.regressions)
+    if (g.target == target) return "a historical variant of " + contract.op + " (opcontract's port)";
+  if (target != contract.op) return "";
+  if (contract.written_for.empty()) return "";
+  const std::string dist = contract.written_for.substr(0, contract.written_for.find(' '));
+  const std::string want = contract.written_for.substr(dist.size() + 1);
+  std::string found;
+  try {
+    found = python::installed_version(dist);
+  } catch (const std::exception&) {
+    return contract.written_for + ", as the contract says (the installed version is unknown "
+                                  "without the embedded Python)";
+  }
+  if (found.empty()) return dist + " (not installed here; the contract is written for " + want + ")";
+  return dist + " " + found + (found == want ? "" : " (the contract is written for " + want + ")");
+}
+
+// The result before anything ran: every mode not run, with the contract's reason where
+// it skips the mode, so that every mode has a result whatever ends the check.
+ContractResult initial_result(const Contract& contract, const std::string& target, const CheckOptions& options) {
+  ContractResult r;
+  r.file = contract.file;
+  r.op = contract.op;
+  r.target = target;
+  r.checked = checked_text(contract, target);
+  r.seed = options.seed;
+  for (Mode m : kAllModes) {
+    const auto skip = contract.skip.find(m);
+    r.modes[m] = {"not_run", 0,
+                  skip != contract.skip.end() ? std::string(kSkippedByContract) + ": " + skip->second
+                                              : "the check ended (see its error) before this mode ran"};
+  }
+  return r;
+}
+
+// The findings no case is needed for: the registered schemas against the contract's.
+void add_schema_findings(const Contract& contract, const BoundOps& bound, ContractResult& r) {
+  if (auto f = check_schema(contract, bound.op.handle.schema())) r.findings.push_back({f->clause, "", f->message});
+  if (bound.donating)
+    if (auto f = check_donating_schema(contract, bound.donating->annotations))
+      r.findings.push_back({f->clause, to_string(Mode::Compiled), f->message});
+}
+
+// Why no case can run ("" when they can): every mode runs on the eager mode's cases.
+std::string why_no_case_runs(const Contract& contract, const BoundOps& bound) {
+  if (std::string unfit = unfit_reason(*contract.schema, bound.op.handle.schema()); !unfit.empty()) return unfit;
+  if (contract.skip.count(Mode::Eager))
+    return "the eager mode, whose cases every mode runs, is skipped by the contract";
+  return "";
+}
+
+// The plan's left-out modes, and when no case runs, every planned mode, as not run.
+void record_not_run(const Contract& contract, const ModePlan& plan, const std::string& no_cases,
+                    ContractResult& r) {
+  for (const auto& [m, why] : plan.not_run) r.modes[m] = {"not_run", 0, why};
+  if (no_cases.empty()) return;
+  for (Mode m : plan.run)
+    if (!contract.skip.count(m)) r.modes[m] = {"not_run", 0, no_cases};
+}
+
+void mark_known(const Contract& contract, const std::string& target, const CheckOptions& options,
+                ContractResult& r) {
+  // A contract's own list is about its op and port, not about the regressions it lists.
+  if (target == contract.op || target == contract.port)
+    apply_known_findings(contract.known_findings, "known_findings", r);
+  apply_known_findings(options.known, "the known-findings file", r);
+}
+
+}  // namespace
+
+ContractResult check_contract(const Contract& contract, const std::string& target,
+                              const CheckOptions& options) {
+  ContractResult r = initial_result(contract, target, options);
+  try {
+    const BoundOps bound = bind_ops(contract, target);
+    add_schema_findings(contract, bound, r);
+    auto contract_ptr = std::make_shared<const Contract>(contract);
+    const CaseOps ops = case_ops(bound, contract, options);
+    CaseWorker worker(ops, *contract_ptr, isolation_for(contract, options));
+    const ModePlan plan = plan_modes(contract, options.modes, ops, worker);
+    const std::string no_cases = why_no_case_runs(contract, bound);
+    record_not_run(contract, plan, no_cases, r);
+    if (no_cases.empty()) run_cases(contract_ptr, bound.op, options, plan, worker, r);
+    mark_known(contract, target, options, r);
+    r.verdict = verdict_of(r);
+  } catch (...) {
+    r.verdict = "error";
+    r.error = check_error_text(contract);
+  }
+  return r;
+}
+
+}  // namespace opc

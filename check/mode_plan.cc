@@ -1,0 +1,62 @@
+#include "check/mode_plan.h"
+
+#include <algorithm>
+
+#include "runners/torch_compile_runner.h"
+
+namespace opc {
+namespace {
+
+// A kernel the CUDA dispatch key would reach: its own or a composite one.
+bool has_cuda_kernel(const OpBinding& op) {
+  return op.handle.hasKernelForAnyDispatchKey(
+      c10::DispatchKeySet({c10::DispatchKey::CUDA, c10::DispatchKey::CompositeExplicitAutograd,
+                           c10::DispatchKey::CompositeImplicitAutograd}));
+}
+
+// Why the cudagraph mode cannot run `op` ("" when it can): what the worker says about
+// this build and machine, or no CUDA kernel.
+std::string cudagraph_unavailable_for(const OpBinding& op, CaseWorker& worker) {
+  if (std::string why = worker.cudagraph_unavailable(); !why.empty()) return why;
+  if (!has_cuda_kernel(op))
+    return op.name + " has no CUDA kernel registered (a CPU-only port), so there is nothing to capture";
+  return "";
+}
+
+std::map<Mode, std::string> ran_as_text(const CaseOps& ops) {
+  std::map<Mode, std::string> ran_as;
+  ran_as[Mode::Fake] = ops.real_pytorch
+                           ? "PyTorch's FakeTensorMode (its Python fakes and Meta kernels), static and "
+                             "symbolic sizes"
+                           : "the op's C++ Meta kernel on concrete sizes, not PyTorch's FakeTensorMode (" +
+                                 ops.without_pytorch + ")";
+  ran_as[Mode::Compiled] = ops.real_pytorch
+                               ? "torch.compile (aot_eager and inductor, fullgraph, dynamic; up to " +
+                                     std::to_string(kTorchCompileGraphBudget) +
+                                     " graphs per backend, cases needing more ran in the model only) and "
+                                     "opcontract's C++ model of it"
+                               : "opcontract's C++ model of torch.compile only, not torch.compile itself (" +
+                                     ops.without_pytorch + ")";
+  return ran_as;
+}
+
+}  // namespace
+
+ModePlan plan_modes(const Contract& contract, const std::vector<Mode>& asked, const CaseOps& ops,
+                    CaseWorker& worker) {
+  ModePlan plan{{Mode::Eager}, {}, ran_as_text(ops)};
+  for (Mode m : {Mode::Fake, Mode::Compiled, Mode::Cudagraph}) {
+    std::string why;
+    if (auto skip = contract.skip.find(m); skip != contract.skip.end())
+      why = std::string(kSkippedByContract) + ": " + skip->second;
+    else if (!asked.empty() && std::find(asked.begin(), asked.end(), m) == asked.end())
+      why = "left out by --modes";
+    else if (m == Mode::Cudagraph)
+      why = cudagraph_unavailable_for(ops.op, worker);
+    if (why.empty()) plan.run.push_back(m);
+    else plan.not_run[m] = why;
+  }
+  return plan;
+}
+
+}  // namespace opc

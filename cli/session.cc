@@ -1,0 +1,74 @@
+#include "cli/session.h"
+
+#include <dlfcn.h>
+
+#include <iostream>
+
+#include "cli/command.h"
+#include "contracts/contract_loader.h"
+#include "runners/op_binding.h"
+#include "runners/python/bridge.h"
+
+namespace opc::cli {
+namespace {
+
+void load_library(const std::string& path) {
+  if (!dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL))
+    throw std::runtime_error("--load " + path + ": cannot load it as a shared library: " + dlerror());
+}
+
+// The embedded Python, for --import and for commands that show Python-registered ops
+// (the checks start it themselves when their fake or compiled mode runs). A build without
+// one, or --no-python, runs on: what needs it reports not run, with the reason.
+void start_python(const Args& a, const Command& command) {
+  if (!a.python || (a.imports.empty() && !command.starts_python)) return;
+  try {
+    python::start();
+  } catch (const std::exception& e) {
+    if (!a.imports.empty()) throw UsageError(std::string("--import needs the embedded Python: ") + e.what());
+    if (OPC_EMBEDS_PYTHON) std::cerr << "opcontract: warning: " << e.what() << "\n";
+  }
+}
+
+}  // namespace
+
+Session open_session(const Args& a, const Command& command, const char* self) {
+  start_python(a, command);
+  Session s{self, registered_op_names()};
+  for (const auto& l : a.loads) load_library(l);
+  for (const auto& m : a.imports) python::import_module(m);
+  return s;
+}
+
+std::optional<std::vector<std::shared_ptr<const Contract>>> load_contracts(const std::vector<std::string>& paths) {
+  std::vector<std::shared_ptr<const Contract>> contracts;
+  int bad = 0;
+  for (const auto& path : paths) {
+    try {
+      contracts.push_back(std::make_shared<const Contract>(load_contract(path)));
+    } catch (const ContractError& e) {
+      std::cerr << e.what() << "\n";
+      ++bad;
+    }
+  }
+  if (bad) return std::nullopt;
+  return contracts;
+}
+
+std::string quote(const std::string& s) {
+  if (s.find_first_of(" \t'\"$\\") == std::string::npos) return s;
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string library_flags(const Args& a) {
+  std::string flags;
+  for (const auto& l : a.loads) flags += " --load " + quote(l);
+  for (const auto& m : a.imports) flags += " --import " + quote(m);
+  if (!a.python) flags += " --no-python";
+  if (!a.targeted) flags += " --no-targeting";
+  return flags;
+}
+
+}  // namespace opc::cli

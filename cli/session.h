@@ -1,0 +1,39 @@
+// What every command starts from: the op libraries (--load) and Python modules (--import)
+// loaded, the embedded Python started when needed, and the contract files read.
+//
+//   const Session s = open_session(args, command);   // throws UsageError, runtime_error
+//   auto contracts = load_contracts(args.contracts);  // nullopt when one did not load
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/args.h"
+#include "contracts/contract.h"
+
+namespace opc::cli {
+
+struct Command;
+
+struct Session {
+  std::string self;                            // argv[0], for the replay commands printed
+  std::vector<std::string> ops_before_loads;  // registered before --load and --import
+};
+
+// Starts the embedded Python when --import or the command needs it, then loads each
+// --load library and imports each --import module.
+Session open_session(const Args& a, const Command& command, const char* self);
+
+// The contract files, loaded; nullopt, after printing each one's error, when any fails.
+std::optional<std::vector<std::shared_ptr<const Contract>>> load_contracts(const std::vector<std::string>& paths);
+
+// `s`, quoted for a shell when it needs to be.
+std::string quote(const std::string& s);
+
+// The flags of this run that the replay commands it prints need: --load, --import, and
+// those that change which cases are drawn or how they run.
+std::string library_flags(const Args& a);
+
+}  // namespace opc::cli

@@ -1,0 +1,270 @@
+// The embedded interpreter (see bridge.h). Tensors cross without copies: torch's own
+// conversions (toPyObject / toIValue) wrap the same TensorImpl on both sides.
+#include <Python.h>  // before any standard header, as CPython asks
+#include <pybind11/embed.h>
+#include <pybind11/stl.h>
+#include <torch/csrc/Dtype.h>
+#include <torch/csrc/jit/python/pybind_utils.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <stdexcept>
+
+#include "runners/python/bridge.h"
+
+namespace py = pybind11;
+
+namespace opc::python {
+namespace {
+
+bool g_started = false;
+std::string g_unavailable = "the embedded Python has not been started";
+PyThreadState* g_main_thread = nullptr;  // the released GIL of the main thread
+PyGILState_STATE g_fork_gil{};
+py::module_* g_bridge = nullptr;         // leaked on purpose: never destroyed after finalisation
+
+// The Python half, installed beside the binary (share/opcontract/python) or in the source tree.
+std::string bridge_dir() {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const fs::path installed = self.parent_path().parent_path() / "share" / "opcontract" / "python";
+    if (fs::exists(installed / "opcontract_bridge.py", ec)) return installed.string();
+  }
+  return OPC_BRIDGE_SOURCE_DIR;
+}
+
+// A Python exception, as "doing: TypeName: message" (no traceback: the message is what
+// a user acts on). Called with the GIL held.
+std::runtime_error python_error(const std::string& doing, const py::error_already_set& e) {
+  const std::string type = py::str(e.type().attr("__name__"));
+  return std::runtime_error(doing + ": " + type + ": " + std::string(py::str(e.value())));
+}
+
+py::module_& bridge() {
+  if (!g_started) throw std::runtime_error(g_unavailable);
+  return *g_bridge;
+}
+
+py::list to_python(const std::vector<c10::IValue>& args) {
+  py::list out;
+  for (const c10::IValue& a : args) out.append(torch::jit::toPyObject(a));
+  return out;
+}
+
+// "torch.float32" -> Float, through torch's own dtype objects.
+c10::ScalarType dtype_of(const std::string& name) {
+  const py::object dtype = py::module_::import("torch").attr(name.substr(name.find('.') + 1).c_str());
+  if (!THPDtype_Check(dtype.ptr())) throw std::runtime_error("not a torch dtype: " + name);
+  return reinterpret_cast<THPDtype*>(dtype.ptr())->scalar_type;
+}
+
+FakeTensor fake_tensor(const py::dict& d) {
+  FakeTensor t;
+  t.is_tensor = d.contains("sizes");
+  if (!t.is_tensor) return t;
+  t.sizes = d["sizes"].cast<std::vector<int64_t>>();
+  t.strides = d["strides"].cast<std::vector<int64_t>>();
+  t.storage_offset = d["storage_offset"].cast<int64_t>();
+  t.dtype = dtype_of(d["dtype"].cast<std::string>());
+  if (d.contains("aliases_arg")) t.aliases_arg = d["aliases_arg"].cast<int>();
+  if (d.contains("aliases_return")) t.aliases_return = d["aliases_return"].cast<int>();
+  return t;
+}
+
+std::string overload_of(const OpBinding& op) { return op.handle.operator_name().overload_name; }
+std::string qualname_of(const OpBinding& op) { return op.handle.operator_name().name; }
+
+}  // namespace
+
+bool available() { return g_started; }
+std::string unavailable_reason() { return g_started ? "" : g_unavailable; }
+
+void start() {
+  if (g_started) return;
+  PyConfig config;
+  PyConfig_InitPythonConfig(&config);
+  config.install_signal_handlers = 0;  // Ctrl-C and SIGTERM stay opcontract's
+  config.parse_argv = 0;
+  // The interpreter of the venv the LibTorch came from, so that its site-packages (torch,
+  // vLLM) are the ones imported, and torch's libraries are the ones already loaded here.
+  const std::string python = OPC_PYTHON_EXECUTABLE;
+  PyStatus status = PyConfig_SetBytesString(&config, &config.executable, python.c_str());
+  if (!PyStatus_Exception(status))
+    status = PyConfig_SetBytesString(&config, &config.program_name, python.c_str());
+  if (PyStatus_Exception(status)) {
+    PyConfig_Clear(&config);
+    g_unavailable = "the embedded Python could not be configured for " + python;
+    throw std::runtime_error(g_unavailable);
+  }
+  try {
+    py::initialize_interpreter(&config, 0, nullptr, false);
+  } catch (const std::exception& e) {
+    g_unavailable = std::string("the embedded Python (") + python + ") did not start: " + e.what();
+    throw std::runtime_error(g_unavailable);
+  }
+  try {
+    // The bridge, and the working directory as `python -c` has it (--import my_ops).
+    py::list path = py::module_::import("sys").attr("path");
+    path.insert(0, bridge_dir());
+    path.insert(1, "");
+    g_bridge = new py::module_(py::module_::import("opcontract_bridge"));
+  } catch (const py::error_already_set& e) {
+    g_unavailable = "the embedded Python (" + python + ") could not import torch and the bridge: " + e.what();
+    throw std::runtime_error(g_unavailable);
+  }
+  g_started = true;
+  g_unavailable.clear();
+  g_main_thread = PyEval_SaveThread();  // other calls take the GIL when they need it
+}
+
+void warm_up_compile() {
+  static bool warm = false;
+  if (warm) return;
+  py::gil_scoped_acquire gil;
+  try {
+    bridge().attr("warm_up")();
+  } catch (const py::error_already_set& e) {
+    throw python_error("warming up torch.compile", e);
+  }
+  warm = true;
+}
+
+bool cuda_initialized() {
+  if (!g_started) return false;
+  py::gil_scoped_acquire gil;
+  try {
+    return bridge().attr("cuda_initialized")().cast<bool>();
+  } catch (const py::error_already_set& e) {
+    throw python_error("asking torch whether CUDA is initialised", e);
+  }
+}
+
+void before_fork() {
+  if (!g_started) return;
+  g_fork_gil = PyGILState_Ensure();
+  PyOS_BeforeFork();
+}
+
+void after_fork_parent() {
+  if (!g_started) return;
+  PyOS_AfterFork_Parent();
+  PyGILState_Release(g_fork_gil);
+}
+
+void after_fork_child() {
+  if (!g_started) return;
+  PyOS_AfterFork_Child();
+  PyGILState_Release(g_fork_gil);
+}
+
+void import_module(const std::string& name) {
+  py::gil_scoped_acquire gil;
+  try {
+    bridge().attr("import_module")(name);
+  } catch (const py::error_already_set& e) {
+    throw python_error("--import " + name, e);
+  }
+}
+
+std::string fake_kind(const std::string& qualname) {
+  py::gil_scoped_acquire gil;
+  try {
+    return bridge().attr("op_fake_kind")(qualname).cast<std::string>();
+  } catch (const py::error_already_set& e) {
+    throw python_error("the fake of " + qualname, e);
+  }
+}
+
+std::string fake_source(const std::string& qualname) {
+  py::gil_scoped_acquire gil;
+  try {
+    return bridge().attr("op_fake_source")(qualname).cast<std::string>();
+  } catch (const py::error_already_set& e) {
+    throw python_error("the fake of " + qualname, e);
+  }
+}
+
+bool defined_by_torch(const std::string& qualname) {
+  py::gil_scoped_acquire gil;
+  try {
+    return bridge().attr("defined_by_torch")(qualname).cast<bool>();
+  } catch (const py::error_already_set& e) {
+    throw python_error("where " + qualname + " was defined", e);
+  }
+}
+
+std::string installed_version(const std::string& dist) {
+  py::gil_scoped_acquire gil;
+  try {
+    return bridge().attr("installed_version")(dist).cast<std::string>();
+  } catch (const py::error_already_set& e) {
+    throw python_error("the version of " + dist, e);
+  }
+}
+
+std::vector<std::string> python_registered_ops() {
+  py::gil_scoped_acquire gil;
+  try {
+    return bridge().attr("python_registered_ops")().cast<std::vector<std::string>>();
+  } catch (const py::error_already_set& e) {
+    throw python_error("listing Python-registered ops", e);
+  }
+}
+
+void set_context(const std::string& hook, const std::map<std::string, int64_t>& values) {
+  py::gil_scoped_acquire gil;
+  try {
+    bridge().attr("set_context")(hook, values);
+  } catch (const py::error_already_set& e) {
+    throw python_error("the contract's python_context hook " + hook, e);
+  }
+}
+
+FakeResult fake_call(const OpBinding& op, const std::vector<c10::IValue>& args, bool symbolic) {
+  py::gil_scoped_acquire gil;
+  FakeResult r;
+  try {
+    const py::dict d = bridge().attr("fake_call")(qualname_of(op), overload_of(op), to_python(args), symbolic);
+    r.ok = d["ok"].cast<bool>();
+    r.error = d["error"].cast<std::string>();
+    r.fake_kind = d["fake_kind"].cast<std::string>();
+    for (const py::handle ret : d["returns"]) r.returns.push_back(fake_tensor(ret.cast<py::dict>()));
+    for (const py::handle a : d["args_after"]) {
+      const py::dict ad = a.cast<py::dict>();
+      r.args_after[ad["arg"].cast<int>()] = fake_tensor(ad);
+    }
+    r.symbolic_dims = static_cast<int>(py::len(d["symbolic_dims"]));
+  } catch (const py::error_already_set& e) {
+    throw python_error("the fake mode's call of " + op.name, e);
+  }
+  return r;
+}
+
+CompiledResult compiled_call(const OpBinding& op, const std::vector<c10::IValue>& args,
+                             const std::string& backend, const std::string& context, int budget) {
+  py::gil_scoped_acquire gil;
+  CompiledResult r;
+  try {
+    const py::dict d = bridge().attr("compiled_call")(qualname_of(op), overload_of(op), to_python(args),
+                                                      backend, true, context, budget);
+    r.ok = d["ok"].cast<bool>();
+    r.error = d["error"].cast<std::string>();
+    r.compilations = d["compilations"].cast<int>();
+    r.skipped = d["skipped"].cast<bool>();
+    const auto& returns = op.handle.schema().returns();
+    size_t i = 0;
+    for (const py::handle v : d["returns"]) {
+      const c10::TypePtr type = i < returns.size() ? returns[i].type() : c10::AnyType::get();
+      r.returns.push_back(v.is_none() ? c10::IValue() : torch::jit::toIValue(v, type));
+      ++i;
+    }
+  } catch (const py::error_already_set& e) {
+    throw python_error("the compiled mode's call of " + op.name, e);
+  }
+  return r;
+}
+
+}  // namespace opc::python

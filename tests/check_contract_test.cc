@@ -1,0 +1,342 @@
+// check_contract end to end on the bundled contract and on the planted test ops: the
+// right clause catches each planted bug within 100 cases, shrunk; clean twins pass.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <set>
+
+#include "check/check_contract.h"
+#include "contracts/contract_loader.h"
+#include "runners/compiled_runner.h"
+#include "runners/cudagraph_runner.h"
+
+namespace opc {
+namespace {
+
+Contract load(const std::string& rel) { return load_contract(std::string(OPC_SOURCE_DIR) + "/" + rel); }
+
+int64_t value(const Case& c, const Contract& contract, const std::string& name) {
+  for (const auto& v : contract.values)
+    if (v.name == name) return c.values[v.slot];
+  return -1;
+}
+
+// The C++ paths alone: these tests are about opcontract's own oracles and driver (the real
+// PyTorch's checks have theirs: tests/contracts/python, tests/python_checks_test.cc).
+CheckOptions cpp_paths() {
+  CheckOptions o;
+  o.python = false;
+  return o;
+}
+
+class CheckDriver : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    for (const char* lib : {OPC_PORTS, OPC_TEST_OPS})
+      ASSERT_NE(dlopen(lib, RTLD_NOW | RTLD_GLOBAL), nullptr) << dlerror();
+  }
+};
+
+TEST_F(CheckDriver, FixedPortHoldsWithBothBranchesHit) {
+  const Contract c = load("contracts/vllm/sequence_parallel_chunk_impl.yaml");
+  const ContractResult r = check_contract(c, "opc_vllm::sequence_parallel_chunk_impl", cpp_paths());
+  EXPECT_EQ(r.verdict, "pass") << (r.findings.empty() ? r.error : r.findings[0].message);
+  EXPECT_EQ(r.cases, 100);
+  ASSERT_EQ(r.branches.size(), 2u);
+  for (const auto& [name, hits] : r.branches) EXPECT_GT(hits, 10) << name;
+  EXPECT_EQ(r.modes.at(Mode::Eager).status, "pass");
+  // The fixed port has CUDA kernels: captured and replayed where a GPU is, else not run.
+  if (cudagraph_unavailable().empty()) {
+    EXPECT_EQ(r.modes.at(Mode::Cudagraph).status, "pass");
+  } else {
+    EXPECT_EQ(r.modes.at(Mode::Cudagraph).status, "not_run");
+    EXPECT_FALSE(r.modes.at(Mode::Cudagraph).reason.empty());
+  }
+}
+
+TEST_F(CheckDriver, AsShippedPortIsCaughtByAliasAndTheGuardOnADivisibleLength) {
+  const Contract c = load("contracts/vllm/sequence_parallel_chunk_impl.yaml");
+  for (uint64_t seed : std::vector<uint64_t>{1, 2, 3, kDefaultSeed}) {
+    CheckOptions opt = cpp_paths();
+    opt.seed = seed;
+    const ContractResult r = check_contract(c, "opc_regress::sequence_parallel_chunk_impl_pr44130", opt);
+    ASSERT_EQ(found_clauses(r), (std::vector<std::string>{"alias", "compiled"})) << "seed " << seed;
+    const ContractFinding& f = r.findings[0];
+    EXPECT_LE(f.cases_tried, 100);
+    ASSERT_TRUE(f.has_case);
+    EXPECT_EQ(value(f.minimal, c, "seq_len") % value(f.minimal, c, "tp_size"), 0);
+    EXPECT_EQ(value(f.minimal, c, "hidden"), 1);
+    EXPECT_NE(f.message.find("shares storage with argument 'x'"), std::string::npos) << f.message;
+    const ContractFinding& guard = r.findings[1];
+    EXPECT_EQ(guard.mode, "compiled");
+    EXPECT_NE(guard.message.find(aliasing_guard_message(
+                  "opc_regress.sequence_parallel_chunk_impl_pr44130.default")),
+              std::string::npos)
+        << guard.message;
+    EXPECT_EQ(value(guard.minimal, c, "seq_len") % value(guard.minimal, c, "tp_size"), 0);
+  }
+}
+
+// Targeted generation goes after a declared branch that plain generation rarely draws: a
+// bug behind three conditions at once (tests/contracts/conjunction.yaml) is caught within
+// 1,000 cases for every one of 10 seeds. (bench prints the cases each way.)
+TEST_F(CheckDriver, TargetingCatchesABugBehindAThreeWayConjunction) {
+  const Contract c = load("tests/contracts/conjunction.yaml");
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    CheckOptions o = cpp_paths();
+    o.seed = seed;
+    o.cases = 1000;
+    std::atomic<bool> found{false};
+    o.stop = &found;
+    o.on_finding = [&](const ContractFinding&) { found = true; };
+    const ContractResult r = check_contract(c, "opc_test::add_rows_vec4_overrun", o);
+    ASSERT_EQ(r.findings.size(), 1u) << "seed " << seed;
+    EXPECT_EQ(r.findings[0].clause, "extent") << "seed " << seed;
+    EXPECT_LE(r.findings[0].cases_tried, 1000) << "seed " << seed;
+  }
+}
+
+TEST_F(CheckDriver, SameSeedSameFindings) {
+  const Contract c = load("tests/contracts/write.yaml");
+  CheckOptions opt = cpp_paths();
+  opt.seed = 99;
+  const ContractResult a = check_contract(c, "opc_test::copy_into_half", opt);
+  const ContractResult b = check_contract(c, "opc_test::copy_into_half", opt);
+  ASSERT_EQ(a.findings.size(), b.findings.size());
+  for (size_t i = 0; i < a.findings.size(); ++i) {
+    EXPECT_EQ(a.findings[i].message, b.findings[i].message);
+    EXPECT_EQ(a.findings[i].cases_tried, b.findings[i].cases_tried);
+    EXPECT_EQ(describe(a.findings[i].minimal, c), describe(b.findings[i].minimal, c));
+  }
+}
+
+TEST_F(CheckDriver, OverDeclaredMutationIsAWarningNotAFinding) {
+  const Contract c = load_contract_text(R"Y(
+op: opc_test::copy_into
+schema: "copy_into(Tensor! out, Tensor x) -> ()"
+dims: {n: {range: [1, 8]}}
+args:
+  out: {dtype: [float32], shape: [n, 2]}
+  x: {dtype: out, shape: [n, 2]}
+modes: [eager]
+skip: {fake: "eager only", compiled: "eager only", cudagraph: "eager only"}
+)Y", "overdeclared.yaml");
+  const ContractResult ignored = check_contract(c, "opc_test::ignores_out", cpp_paths());
+  EXPECT_EQ(ignored.verdict, "pass");
+  ASSERT_EQ(ignored.warnings.size(), 1u);
+  EXPECT_NE(ignored.warnings[0].find("'out' is declared mutable but was never written"),
+            std::string::npos);
+  const ContractResult written = check_contract(c, "opc_test::copy_into", cpp_paths());
+  EXPECT_EQ(written.verdict, "pass");
+  EXPECT_TRUE(written.warnings.empty());
+}
+
+TEST_F(CheckDriver, PaddingIsCheckedInEagerAndCompiledModes) {
+  const Contract c = load("tests/contracts/padding.yaml");
+  const ContractResult r = check_contract(c, "opc_test::scale_by_amax", cpp_paths());
+  std::set<std::string> modes;
+  for (const auto& f : r.findings)
+    if (f.clause == "padding") modes.insert(f.mode);
+  EXPECT_EQ(modes, (std::set<std::string>{"compiled", "eager"}));
+}
+
+struct Planted {
+  const char* contract;
+  const char* target;
+  std::vector<std::string> clauses;
+  const char* message;  // a phrase the first finding's message must contain
+};
+
+// gtest lists a parameter by how it prints: the target, not 48 bytes of hex.
+void PrintTo(const Planted& p, std::ostream* os) { *os << p.target; }
+
+class PlantedViolation : public CheckDriver, public ::testing::WithParamInterface<Planted> {};
+
+TEST_P(PlantedViolation, IsCaughtByExactlyItsClause) {
+  const Planted& p = GetParam();
+  const Contract c = load(p.contract);
+  const ContractResult r = check_contract(c, p.target, cpp_paths());
+  ASSERT_NE(r.verdict, "error") << r.error;
+  EXPECT_EQ(found_clauses(r), p.clauses);
+  bool phrase = false;
+  for (const auto& f : r.findings) phrase |= f.message.find(p.message) != std::string::npos;
+  EXPECT_TRUE(phrase) << "no finding says \"" << p.message << "\"";
+  for (const auto& f : r.findings)
+    if (f.has_case) {
+      EXPECT_LE(f.cases_tried, 100) << f.clause;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Oracles, PlantedViolation,
+    ::testing::Values(
+        Planted{"tests/contracts/alias.yaml", "opc_test::returns_input", {"alias"}, "itself"},
+        Planted{"tests/contracts/alias.yaml", "opc_test::returns_view", {"alias"}, "same StorageImpl"},
+        Planted{"tests/contracts/alias.yaml", "opc_test::returns_from_blob", {"alias"},
+                "through a different StorageImpl"},
+        Planted{"tests/contracts/alias_between_returns.yaml", "opc_test::two_of_one_buffer",
+                {"alias"}, "returns 0 and 1 share one StorageImpl"},
+        Planted{"tests/contracts/mutation.yaml", "opc_test::doubles_in_place", {"mutation"},
+                "is not mutable in the schema"},
+        Planted{"tests/contracts/mutation.yaml", "opc_test::resizes_input", {"mutation"}, "sizes"},
+        Planted{"tests/contracts/write.yaml", "opc_test::copy_into_half", {"write"}, "sentinel"},
+        Planted{"tests/contracts/write.yaml", "opc_test::copy_into_temporary", {"write"},
+                "phantom tensor"},
+        Planted{"tests/contracts/write.yaml", "opc_test::copy_into_unannotated",
+                {"mutation", "schema"}, "contract 'Tensor(a!) out', registered 'Tensor out'"},
+        Planted{"tests/contracts/write_region.yaml", "opc_test::copy_prefix_zeroes_padding",
+                {"write"}, "outside its declared region [:num_tokens]"},
+        Planted{"tests/contracts/extent.yaml", "opc_test::copy_into_one_past_end", {"extent"},
+                "outside the view of 'out'"},
+        Planted{"tests/contracts/fake.yaml", "opc_test::clone_like_meta_contiguous", {"fake"},
+                "strides: eager [1, 2], meta [2, 1]"},
+        Planted{"tests/contracts/fake.yaml", "opc_test::clone_like_meta_aliasing", {"fake"},
+                "aliases: eager nothing, meta 'x'"},
+        Planted{"tests/contracts/fake.yaml", "opc_test::fresh_copy", {"fake"}, "no Meta (fake) kernel"},
+        Planted{"tests/contracts/fake.yaml", "opc_test::clone_but_last_row", {"fake"},
+                "breaks the contract's returns:"},
+        Planted{"tests/contracts/compiled_returns.yaml", "opc_test::returns_view", {"alias", "compiled"},
+                "(with implementation in ?\?\?): The output of this custom operator (1) must not"},
+        Planted{"tests/contracts/compiled_returns.yaml", "opc_test::returns_from_blob", {"alias", "compiled"},
+                "changed when the op's non-mutable inputs were overwritten"},
+        Planted{"tests/contracts/compiled_mutating.yaml", "opc_test::depends_on_out_offset",
+                {"compiled"}, "after copy-back differs from eager"},
+        Planted{"tests/contracts/determinism.yaml", "opc_test::counts_calls", {"determinism"},
+                "differs between two runs of the same case"},
+        Planted{"tests/contracts/padding.yaml", "opc_test::scale_by_amax", {"padding"},
+                "depend on the padding rows' contents"},
+        Planted{"tests/contracts/crash.yaml", "opc_test::throws_when_empty", {"crash"},
+                "empty input not supported"},
+        Planted{"tests/contracts/crash.yaml", "opc_test::throws_an_int_when_empty", {"crash"},
+                "an exception that is not a std::exception"},
+        Planted{"tests/contracts/donation.yaml", "opc_test::add_scaled_writes_input", {"donation"},
+                "the functional overload wrote its input 'x'"},
+        Planted{"tests/contracts/donation.yaml", "opc_test::add_scaled_inplace_differs",
+                {"donation"}, "'s return 0 differs from the functional op's"},
+        Planted{"tests/contracts/donation.yaml", "opc_test::add_scaled_inplace_writes_y",
+                {"donation"}, "wrote 'y'"},
+        Planted{"tests/contracts/donation.yaml", "opc_test::add_scaled_inplace_unmarked",
+                {"donation"}, "does not mark donated 'x' mutable"},
+        Planted{"tests/contracts/crash_isolation.yaml", "opc_test::segfaults_when_tall", {"crash"},
+                "in the eager mode, the op killed the process with signal 11 (SIGSEGV"},
+        Planted{"tests/contracts/crash_isolation.yaml", "opc_test::aborts_when_wide", {"crash"},
+                "signal 6 (SIGABRT"},
+        Planted{"tests/contracts/crash_isolation.yaml", "opc_test::traps_when_tall", {"crash"},
+                "signal 4 (SIGILL"},
+        Planted{"tests/contracts/crash_isolation.yaml", "opc_test::exits_when_wide", {"crash"},
+                "the op ended the process with exit status 3"},
+        Planted{"tests/contracts/crash_isolation.yaml", "opc_test::loops_when_tallest", {"crash"},
+                "did not finish within the time limit of 0.3 s per case"}),
+    [](const ::testing::TestParamInfo<Planted>& info) {
+      std::string c = info.param.contract;
+      const std::string t = info.param.target;
+      c = c.substr(c.rfind('/') + 1);
+      return c.substr(0, c.find('.')) + "_" + t.substr(t.rfind(':') + 1);
+    });
+
+class CleanTwin : public CheckDriver, public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(CleanTwin, HoldsItsContract) {
+  const Contract c = load(GetParam());
+  const ContractResult r = check_contract(c, c.op, cpp_paths());
+  EXPECT_EQ(r.verdict, "pass") << (r.findings.empty() ? r.error : r.findings[0].message);
+  EXPECT_EQ(r.cases, 100);
+}
+
+INSTANTIATE_TEST_SUITE_P(Oracles, CleanTwin,
+                         ::testing::Values("tests/contracts/alias.yaml",
+                                           "tests/contracts/alias_between_returns.yaml",
+                                           "tests/contracts/mutation.yaml",
+                                           "tests/contracts/write.yaml",
+                                           "tests/contracts/write_region.yaml",
+                                           "tests/contracts/extent.yaml",
+                                           "tests/contracts/crash.yaml",
+                                           "tests/contracts/donation.yaml",
+                                           "tests/contracts/crash_isolation.yaml",
+                                           "tests/contracts/fake.yaml",
+                                           "tests/contracts/compiled_returns.yaml",
+                                           "tests/contracts/compiled_mutating.yaml",
+                                           "tests/contracts/determinism.yaml",
+                                           "tests/contracts/padding.yaml"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           std::string f = info.param;
+                           f = f.substr(f.rfind('/') + 1);
+                           return f.substr(0, f.find('.'));
+                         });
+
+}  // namespace
+}  // namespace opc
+
+namespace opc {
+namespace {
+
+// A contract for copy_into_half that lists its write finding as known.
+Contract known_write_contract(const std::string& op) {
+  return load_contract_text(R"y(op: )y" + op + R"y(
+schema: "copy_into_half(Tensor! out, Tensor x) -> ()"
+dims: {rows: {range: [2, 8]}}
+args:
+  out: {dtype: float32, shape: [rows]}
+  x: {dtype: float32, shape: [rows]}
+mutates:
+  out: {writes: all, sentinel: true}
+modes: [eager]
+skip: {fake: "eager only", compiled: "eager only", cudagraph: "eager only"}
+known_findings:
+  - {clause: write, mode: eager, reason: "writes only the first half, like upstream"}
+)y", "known.yaml");
+}
+
+TEST_F(CheckDriver, AKnownFindingIsReportedAndDoesNotFail) {
+  const ContractResult r = check_contract(known_write_contract("opc_test::copy_into_half"),
+                                          "opc_test::copy_into_half", cpp_paths());
+  EXPECT_EQ(r.verdict, "pass");
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_EQ(r.findings[0].clause, "write");
+  EXPECT_EQ(r.findings[0].known, "writes only the first half, like upstream");
+}
+
+TEST_F(CheckDriver, AKnownFindingThatNoLongerOccursFails) {
+  // copy_into writes all of out: the listed finding is gone, and the contract must say so.
+  const ContractResult r = check_contract(known_write_contract("opc_test::copy_into"),
+                                          "opc_test::copy_into", cpp_paths());
+  EXPECT_EQ(r.verdict, "fail");
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_TRUE(r.findings[0].known.empty());
+  EXPECT_NE(r.findings[0].message.find("listed under known_findings (known.yaml:12:5"),
+            std::string::npos) << r.findings[0].message;
+  EXPECT_NE(r.findings[0].message.find("if the op was fixed, remove the entry"), std::string::npos);
+}
+
+TEST_F(CheckDriver, IsolatedAndInProcessRunsAgree) {
+  // The worker changes where cases run, not what they find.
+  const Contract c = load("tests/contracts/mutation.yaml");
+  CheckOptions inline_run;
+  inline_run.isolate = false;
+  inline_run.python = false;
+  for (const char* target : {"opc_test::doubled", "opc_test::doubles_in_place"}) {
+    const ContractResult a = check_contract(c, target, cpp_paths());
+    const ContractResult b = check_contract(c, target, inline_run);
+    EXPECT_EQ(a.verdict, b.verdict) << target;
+    ASSERT_EQ(a.findings.size(), b.findings.size()) << target;
+    for (size_t i = 0; i < a.findings.size(); ++i) {
+      EXPECT_EQ(a.findings[i].message, b.findings[i].message);
+      EXPECT_EQ(describe(a.findings[i].minimal, c), describe(b.findings[i].minimal, c));
+      EXPECT_EQ(a.findings[i].cases_tried, b.findings[i].cases_tried);
+    }
+  }
+}
+
+TEST_F(CheckDriver, AUserTimeoutBeatsTheContractsTimeLimit) {
+  const Contract c = load("tests/contracts/crash_isolation.yaml");
+  CheckOptions options = cpp_paths();
+  options.set_user_timeout(0.1);
+  const ContractResult r = check_contract(c, "opc_test::loops_when_tallest", options);
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_NE(r.findings[0].message.find("time limit of 0.1 s per case"), std::string::npos)
+      << r.findings[0].message;
+}
+
+}  // namespace
+}  // namespace opc

@@ -12,6 +12,7 @@
 #include "contracts/contract.h"
 #include "generators/case_gen.h"
 #include "generators/layout.h"
+#include "support/output_capture.h"
 
 namespace opc {
 namespace {
@@ -81,11 +82,13 @@ class CaseLoop {
     ++r_.cases;
     if (!breaks) count_branches(c);
     const CaseOutcome outcome = worker_.run(c);
+    r_.captured_lines += count_lines(outcome.output);
     for (int w : outcome.written) written_[w] = true;
     for (const Finding& f : outcome.findings) {
       if (!seen_.insert(f.clause + "/" + f.mode).second) continue;
-      ContractFinding cf = shrinkable && !outcome.hung ? shrink_finding(worker_, *shrinkable, f, options_.max_shrink_runs)
-                                                      : unshrunk(f, c, shrinkable != nullptr);
+      ContractFinding cf = shrinkable && !outcome.hung
+                               ? shrink_finding(worker_, *shrinkable, f, outcome.output, options_.max_shrink_runs)
+                               : unshrunk(f, c, outcome.output, shrinkable != nullptr);
       cf.cases_tried = found_at;
       cf.from_file = from_file;
       r_.findings.push_back(cf);
@@ -95,8 +98,11 @@ class CaseLoop {
 
   // A replayed case's finding, or a hang's: a hang is not shrunk, since every smaller try
   // would wait out the time limit too.
-  static ContractFinding unshrunk(const Finding& f, const Case& c, bool generated) {
-    return {f.clause, f.mode, f.message + (generated ? " (not shrunk: each try costs the time limit)" : ""), true, c};
+  static ContractFinding unshrunk(const Finding& f, const Case& c, const std::string& output, bool generated) {
+    ContractFinding cf{f.clause, f.mode, f.message + (generated ? " (not shrunk: each try costs the time limit)" : ""),
+                       true, c};
+    cf.output = output;
+    return cf;
   }
 
   void count_branches(const Case& c) {

@@ -15,7 +15,6 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
-#include <iostream>
 
 #include "check/case_judge.h"
 #include "check/case_wire.h"
@@ -130,6 +129,9 @@ CaseOutcome judge_here(const CaseOps& ops, const Contract& contract, const Case&
       reply = WireOut();
       reply.str("E").str(check_error_text(contract));
     }
+    // Everything the case printed is in the capture before the parent reads it.
+    flush_standard_streams();
+    python::flush_output();
     if (!send_all(fd, reply.bytes())) break;
   }
   _exit(0);  // never run the parent's atexit handlers or flush its stdio buffers
@@ -138,14 +140,15 @@ CaseOutcome judge_here(const CaseOps& ops, const Contract& contract, const Case&
 }  // namespace
 
 IsolationOptions isolation_for(const Contract& contract, const CheckOptions& options) {
-  return {options.isolate, contract.time_limit_s > 0 && !options.timeout_given
-                               ? contract.time_limit_s
-                               : options.case_timeout_s};
+  return {options.isolate,
+          contract.time_limit_s > 0 && !options.timeout_given ? contract.time_limit_s : options.case_timeout_s,
+          options.capture_output};
 }
 
 CaseWorker::CaseWorker(const CaseOps& ops, const Contract& contract, IsolationOptions options)
     : ops_(ops), contract_(contract), options_(options) {
   if (!options_.isolate) return;
+  if (options_.capture_output) output_ = std::make_unique<OutputCapture>();
   void* page = mmap(nullptr, sizeof(SharedPage), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (page == MAP_FAILED) throw std::runtime_error(std::string("case worker: mmap: ") + strerror(errno));
   shared_ = static_cast<volatile SharedPage*>(page);
@@ -171,9 +174,7 @@ void CaseWorker::start() {
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0)
     throw std::runtime_error(std::string("case worker: socketpair: ") + strerror(errno));
   // The child inherits unflushed stdio buffers; flush them so nothing prints twice.
-  std::cout.flush();
-  std::cerr.flush();
-  std::fflush(nullptr);
+  flush_standard_streams();
   // The workers run the cudagraph mode and Python's CUDA checks: CUDA initialised here
   // would fail in them ("initialization error"), and the op would be blamed for it.
   if (python::cuda_initialized())
@@ -198,6 +199,10 @@ void CaseWorker::start() {
     // worker to die of it first, the case in flight would read as a crash.
     signal(SIGINT, SIG_IGN);
     signal(SIGTERM, SIG_IGN);
+    if (output_) {
+      output_->redirect();
+      std::setvbuf(stdout, nullptr, _IOLBF, 0);  // a crash keeps what was printed before it
+    }
     serve(fds[1], ops_, contract_);
   }
   close(fds[1]);
@@ -267,7 +272,9 @@ CaseOutcome CaseWorker::run(const Case& c) {
   put_modes(body, modes_);
   put_case(body, c);
   CaseOutcome out;
+  if (output_) output_->take();  // what came before this case is not its output
   const std::string reply = request('C', body.bytes(), &out);
+  if (output_) out.output = output_->take();
   if (out.worker_died) return out;
   WireIn in(reply);
   const std::string kind = in.str();

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,12 +23,16 @@
 #include "contracts/contract.h"
 #include "generators/case.h"
 #include "oracles/oracles.h"
+#include "support/output_capture.h"
 
 namespace opc {
 
 struct CaseOutcome {
   std::vector<Finding> findings;
   std::vector<int> written;  // arguments whose bytes the eager run changed
+  // What the op and torch printed during the case (warnings, prints; a crash's last words),
+  // when the worker captures its output; capped (support/output_capture.h).
+  std::string output;
   bool worker_died = false;  // the findings hold the crash; not worth shrinking when it hung
   bool hung = false;
 };
@@ -35,6 +40,8 @@ struct CaseOutcome {
 struct IsolationOptions {
   bool isolate = true;
   double timeout_s = 10;  // per case, all modes together; <= 0: none
+  // The worker's standard output and error go to CaseOutcome::output, not to the terminal.
+  bool capture_output = true;
 };
 
 class CaseWorker {
@@ -64,6 +71,7 @@ class CaseWorker {
   const Contract& contract_;
   std::vector<Mode> modes_{Mode::Eager};
   IsolationOptions options_;
+  std::unique_ptr<OutputCapture> output_;  // shared with the worker when it captures
   pid_t pid_ = -1;
   int to_child_ = -1, from_child_ = -1;
   // A page shared with the worker: the mode it is running (a crash's mode), how long the

@@ -36,6 +36,10 @@ struct CheckOptions {
     case_timeout_s = seconds;
     timeout_given = true;
   }
+  // What the op and torch print during a case (warnings, prints) is kept with the case
+  // (ContractFinding::output, ContractResult::captured_lines) instead of reaching the
+  // terminal; false: printed as it comes (--verbose). Isolated runs only.
+  bool capture_output = true;
   // Called about once a second during a long check with the result so far.
   std::function<void(const ContractResult& so_far, double cases_per_s)> progress;
   // Modes to run besides eager, which always runs (empty: the contract's own).

@@ -34,6 +34,7 @@ struct ContractFinding {
   int shrink_steps = 0;
   std::string known;    // the contract's reason, when it lists this finding under known_findings
   std::string from_file;  // the corpus case file it was found replaying (cases_tried 0)
+  std::string output;     // what the op and torch printed on its minimal case, when captured
 };
 
 struct ContractResult {
@@ -52,6 +53,7 @@ struct ContractResult {
   std::vector<std::pair<std::string, int>> branches;  // name, hits
   std::vector<ContractFinding> findings;
   std::vector<std::string> warnings;  // worth a look, not a broken promise
+  int captured_lines = 0;  // lines the op and torch printed during the cases, captured
 };
 
 // The clauses that found something, sorted and unique.

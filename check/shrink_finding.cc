@@ -14,15 +14,19 @@ const Finding* find_same(const std::vector<Finding>& fs, const Finding& like) {
 }  // namespace
 
 ContractFinding shrink_finding(CaseWorker& worker, rc::Shrinkable<Case> failing, const Finding& first,
-                               int budget) {
+                               const std::string& first_output, int budget) {
   ContractFinding f;
   f.clause = first.clause;
   f.mode = first.mode;
   f.message = first.message;
+  f.output = first_output;
   auto r = shrink_while(std::move(failing), [&](const Case& c) {
-    const std::vector<Finding> fs = worker.run(c).findings;
-    const Finding* same = find_same(fs, first);
-    if (same) f.message = same->message;
+    const CaseOutcome outcome = worker.run(c);
+    const Finding* same = find_same(outcome.findings, first);
+    if (same) {
+      f.message = same->message;
+      f.output = outcome.output;
+    }
     return same != nullptr;
   }, budget);
   f.minimal = r.minimal.value();

@@ -3,7 +3,7 @@
 // way down.
 //
 //   ContractFinding f = shrink_finding(worker, shrinkable, first_finding, 2000);
-//   f.minimal, f.shrink_steps, f.message   // the message is about the minimal case
+//   f.minimal, f.shrink_steps, f.message   // message and output are the minimal case's
 #pragma once
 
 #include <rapidcheck/Shrinkable.h>
@@ -14,8 +14,9 @@
 
 namespace opc {
 
-// `budget`: the most cases the shrink may run.
+// `budget`: the most cases the shrink may run. `first_output` is what the failing case
+// printed, kept when no smaller case fails.
 ContractFinding shrink_finding(CaseWorker& worker, rc::Shrinkable<Case> failing, const Finding& first,
-                               int budget);
+                               const std::string& first_output, int budget);
 
 }  // namespace opc

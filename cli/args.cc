@@ -120,6 +120,7 @@ CheckOptions check_options(const Args& a) {
   options.python = a.python;
   options.targeted = a.targeted;
   options.set_user_timeout(a.case_timeout_s);
+  options.capture_output = !verbose_errors();  // --verbose: the op's and torch's output as it comes
   return options;
 }
 

@@ -121,6 +121,9 @@ int run_check(const Args& a, const Session& session) {
   print_text_report(std::cout, run);
   const Tally t = tally(run);
   print_tally(a, t, run.size());
+  int captured = 0;
+  for (const auto& e : run) captured += e.result.captured_lines;
+  std::cout << captured_output_line(captured);
   if (!a.json.empty()) write_file_atomically(a.json, json_report(run));
   if (a.update_known) {
     const std::vector<KnownEntry> now = updated_known(known, run);

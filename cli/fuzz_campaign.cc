@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "cli/session.h"
 #include "generators/case_file.h"
 #include "reports/run_report.h"
 #include "runners/op_binding.h"
@@ -231,6 +232,9 @@ int run_fuzz_campaign(const std::vector<std::shared_ptr<const Contract>>& contra
     if (run.back().result.stopped) break;
   }
   out << "\nresults: " << results << "\n";
+  int captured = 0;
+  for (const auto& e : run) captured += e.result.captured_lines;
+  out << captured_output_line(captured);
   return campaign_exit(run, out);
 }
 

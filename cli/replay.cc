@@ -9,6 +9,7 @@
 #include "reports/observation_text.h"
 #include "runners/eager_runner.h"
 #include "runners/materialize.h"
+#include "support/error_text.h"
 
 namespace opc::cli {
 
@@ -27,6 +28,7 @@ int run_replay(const ReplayOptions& o, std::ostream& out) {
   check.python = o.python;
   check.modes = o.modes;
   check.set_user_timeout(o.case_timeout_s);
+  check.capture_output = !verbose_errors();
   const CaseOps ops = case_ops(bound, contract, check);
   CaseWorker worker(ops, contract, isolation_for(contract, check));
   const ModePlan plan = plan_modes(contract, o.modes, ops, worker);
@@ -43,6 +45,8 @@ int run_replay(const ReplayOptions& o, std::ostream& out) {
   out << (outcome.findings.empty() ? "now: no finding\n" : "now:\n");
   for (const Finding& f : outcome.findings)
     out << "   - " << f.clause << " (" << f.mode << "): " << f.message << "\n";
+  if (!outcome.output.empty()) out << "printed during the case (the op and torch):\n" << outcome.output
+                                   << (outcome.output.back() == '\n' ? "" : "\n");
   if (outcome.worker_died) {
     out << "observation: none (the op took the worker down; rerun with --no-isolation under a "
            "debugger to see it)\n";

@@ -8,6 +8,7 @@
 #include "contracts/contract_loader.h"
 #include "runners/op_binding.h"
 #include "runners/python/bridge.h"
+#include "support/output_capture.h"
 
 namespace opc::cli {
 namespace {
@@ -53,6 +54,14 @@ std::optional<std::vector<std::shared_ptr<const Contract>>> load_contracts(const
   }
   if (bad) return std::nullopt;
   return contracts;
+}
+
+std::string captured_output_line(int lines_in_cases) {
+  const int lines = lines_in_cases + count_lines(python::take_startup_output());
+  if (lines == 0) return "";
+  return "captured " + std::to_string(lines) + " line" + (lines == 1 ? "" : "s") +
+         " that the ops and torch printed (warnings, prints): each finding shows those of its case; "
+         "--verbose prints them as they come\n";
 }
 
 std::string quote(const std::string& s) {

@@ -29,6 +29,10 @@ Session open_session(const Args& a, const Command& command, const char* self);
 // The contract files, loaded; nullopt, after printing each one's error, when any fails.
 std::optional<std::vector<std::shared_ptr<const Contract>>> load_contracts(const std::vector<std::string>& paths);
 
+// The closing line about what the ops and torch printed and the run kept out of sight
+// (warnings, prints; see CheckOptions::capture_output), when there was any: "" otherwise.
+std::string captured_output_line(int lines_in_cases);
+
 // `s`, quoted for a shell when it needs to be.
 std::string quote(const std::string& s);
 

@@ -5,6 +5,7 @@
 
 #include "support/json_writer.h"
 #include "support/names.h"
+#include "support/output_capture.h"
 
 namespace opc {
 namespace {
@@ -111,6 +112,18 @@ std::string headline(const RunEntry& e) {
   return "CAUGHT by " + by + ", but expected exactly " + join(e.regression->expect);
 }
 
+// What the op and torch printed on a finding's minimal case: its first lines, indented.
+void print_output(std::ostream& out, const std::string& output) {
+  if (output.empty()) return;
+  constexpr int kShown = 12;
+  const int lines = count_lines(output);
+  out << "       printed on that case (" << lines << " line" << (lines == 1 ? "" : "s") << "):\n";
+  std::istringstream in(output);
+  int shown = 0;
+  for (std::string line; shown < kShown && std::getline(in, line); ++shown) out << "       | " << line << "\n";
+  if (lines > kShown) out << "       | ... " << lines - kShown << " more (the JSON results have them)\n";
+}
+
 }  // namespace
 
 bool caught_as_expected(const RunEntry& e) {
@@ -185,6 +198,7 @@ void print_text_report(std::ostream& out, const std::vector<RunEntry>& run) {
       if (f.has_case && e.contract)
         out << "       minimal case: " << describe(f.minimal, *e.contract) << "\n";
       if (!f.known.empty()) out << "       known because: " << f.known << "\n";
+      print_output(out, f.output);
       out << "       replay: " << replay_command(e, f) << "\n";
     }
   }
@@ -233,6 +247,7 @@ void write_finding(JsonWriter& w, const RunEntry& e, const ContractFinding& f) {
   w.key("shrink_steps").value(f.shrink_steps);
   if (!f.from_file.empty()) w.key("from_file").value(f.from_file);
   if (!f.known.empty()) w.key("known").value(f.known);
+  if (!f.output.empty()) w.key("output").value(f.output);
   w.key("replay").value(replay_command(e, f));
   w.end_object();
 }
@@ -256,6 +271,7 @@ void write_entry(JsonWriter& w, const RunEntry& e) {
   w.key("warnings").begin_array();
   for (const std::string& warning : r.warnings) w.value(warning);
   w.end_array();
+  if (r.captured_lines) w.key("captured_lines").value(r.captured_lines);
   w.key("findings").begin_array();
   for (const ContractFinding& f : r.findings) write_finding(w, e, f);
   w.end_array();

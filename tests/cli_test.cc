@@ -343,6 +343,40 @@ TEST(CliCrash, TimeoutAndIsolationFlags) {
 }
 
 // ---------------------------------------------------------------------------------------
+// Quiet runs: what the op and torch print during a case is captured in the worker
+
+TEST(CliQuiet, WhatTheOpPrintsIsCountedNotShown) {
+  const std::string loads = std::string(" --no-python --load ") + OPC_TEST_OPS;
+  Result r = run("check tests/contracts/quiet.yaml --cases 20" + loads);
+  EXPECT_EQ(r.exit, 0) << r.output;
+  EXPECT_FALSE(contains(r.output, "noisy:")) << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex("\ncaptured [0-9]+ lines that the ops and torch printed "
+                                                     "\\(warnings, prints\\)")))
+      << r.output;
+  r = run("check tests/contracts/quiet.yaml --cases 20 --verbose" + loads);
+  EXPECT_EQ(r.exit, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "noisy: printf from the op");
+  EXPECT_CONTAINS(r.output, "noisy: TORCH_WARN from the op");
+  EXPECT_FALSE(contains(r.output, "\ncaptured ")) << "--verbose captures nothing: " << r.output;
+}
+
+TEST(CliQuiet, AFindingShowsWhatItsCasePrintedACrashItsLastWords) {
+  const std::string json = testing::TempDir() + "/opc_quiet_" + std::to_string(getpid()) + ".json";
+  const Result r = run("check tests/contracts/quiet.yaml --regressions --no-python --load " + std::string(OPC_TEST_OPS) +
+                       " --json " + shell_quote(json));
+  EXPECT_EQ(r.exit, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "opc_test::aborts_noisily_when_wide: CAUGHT by crash, as expected");
+  EXPECT_CONTAINS(r.output, "       | noisy: last words before abort, cols=3\n");
+  std::ifstream in(json);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_CONTAINS(text.str(), R"("output":")");
+  EXPECT_CONTAINS(text.str(), "noisy: printf from the op");
+  EXPECT_CONTAINS(text.str(), "noisy: last words before abort, cols=3");
+  std::remove(json.c_str());
+}
+
+// ---------------------------------------------------------------------------------------
 // The expected-failures ratchet (--known, --update-known)
 
 TEST(CliKnown, RecordXfailXpassAndRewrite) {

@@ -12,6 +12,8 @@
 #include <stdexcept>
 
 #include "runners/python/bridge.h"
+#include "support/error_text.h"
+#include "support/output_capture.h"
 
 namespace py = pybind11;
 
@@ -23,6 +25,27 @@ std::string g_unavailable = "the embedded Python has not been started";
 PyThreadState* g_main_thread = nullptr;  // the released GIL of the main thread
 PyGILState_STATE g_fork_gil{};
 py::module_* g_bridge = nullptr;         // leaked on purpose: never destroyed after finalisation
+std::string g_startup_output;            // what start(), warm_up_compile() and imports printed
+
+// Runs `f` with this process's output caught into g_startup_output, unless verbose: torch's
+// import-time warnings are not the run's news.
+template <class F>
+void quietly(F&& f) {
+  if (verbose_errors()) return f();
+  OutputCapture capture;
+  capture.redirect();
+  try {
+    f();
+  } catch (...) {
+    flush_output();
+    capture.restore();
+    g_startup_output += capture.take();
+    throw;
+  }
+  flush_output();
+  capture.restore();
+  g_startup_output += capture.take();
+}
 
 // The Python half, installed beside the binary (share/opcontract/python) or in the source tree.
 std::string bridge_dir() {
@@ -82,8 +105,10 @@ std::string qualname_of(const OpBinding& op) { return op.handle.operator_name().
 bool available() { return g_started; }
 std::string unavailable_reason() { return g_started ? "" : g_unavailable; }
 
-void start() {
-  if (g_started) return;
+namespace {
+
+// start(), before its output is caught.
+void start_interpreter() {
   PyConfig config;
   PyConfig_InitPythonConfig(&config);
   config.install_signal_handlers = 0;  // Ctrl-C and SIGTERM stay opcontract's
@@ -120,16 +145,43 @@ void start() {
   g_main_thread = PyEval_SaveThread();  // other calls take the GIL when they need it
 }
 
+}  // namespace
+
+void start() {
+  if (g_started) return;
+  quietly(start_interpreter);
+}
+
 void warm_up_compile() {
   static bool warm = false;
   if (warm) return;
+  quietly([] {
+    py::gil_scoped_acquire gil;
+    try {
+      bridge().attr("warm_up")();
+    } catch (const py::error_already_set& e) {
+      throw python_error("warming up torch.compile", e);
+    }
+  });
+  warm = true;
+}
+
+void flush_output() {
+  if (!g_started || !Py_IsInitialized()) return;
   py::gil_scoped_acquire gil;
   try {
-    bridge().attr("warm_up")();
-  } catch (const py::error_already_set& e) {
-    throw python_error("warming up torch.compile", e);
+    py::module_ sys = py::module_::import("sys");
+    for (const char* stream : {"stdout", "stderr"})
+      if (py::object s = sys.attr(stream); !s.is_none()) s.attr("flush")();
+  } catch (const py::error_already_set&) {
+    // A stream that cannot flush has nothing more to give.
   }
-  warm = true;
+}
+
+std::string take_startup_output() {
+  std::string out;
+  out.swap(g_startup_output);
+  return out;
 }
 
 bool cuda_initialized() {
@@ -161,12 +213,14 @@ void after_fork_child() {
 }
 
 void import_module(const std::string& name) {
-  py::gil_scoped_acquire gil;
-  try {
-    bridge().attr("import_module")(name);
-  } catch (const py::error_already_set& e) {
-    throw python_error("--import " + name, e);
-  }
+  quietly([&] {
+    py::gil_scoped_acquire gil;
+    try {
+      bridge().attr("import_module")(name);
+    } catch (const py::error_already_set& e) {
+      throw python_error("--import " + name, e);
+    }
+  });
 }
 
 std::string fake_kind(const std::string& qualname) {

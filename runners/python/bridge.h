@@ -37,6 +37,15 @@ void start();
 // a worker forked from it could not use the GPU; each worker then compiles for itself.
 void warm_up_compile();
 
+// Flushes Python's sys.stdout and sys.stderr (nothing before start()), so that what an op
+// printed from Python is out before its output is read (support/output_capture.h).
+void flush_output();
+
+// What starting the interpreter, warming up torch.compile and --import printed (torch's and
+// vLLM's import-time warnings and logs), kept out of the run's output unless
+// verbose_errors(); empty once taken.
+std::string take_startup_output();
+
 // Whether torch initialised CUDA in this process (then a forked worker cannot use it).
 bool cuda_initialized();
 

@@ -20,6 +20,8 @@ bool available() { return false; }
 std::string unavailable_reason() { return kReason; }
 void start() { refuse(); }
 void warm_up_compile() { refuse(); }
+void flush_output() {}
+std::string take_startup_output() { return ""; }
 bool cuda_initialized() { return false; }
 void before_fork() {}
 void after_fork_parent() {}

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "reports/markup.h"
+#include "reports/op_status.h"
 #include "support/json_writer.h"
 
 namespace opc {
@@ -13,6 +14,7 @@ namespace {
 
 const char* color_hex(const std::string& color) {
   if (color == "brightgreen") return "#4c1";
+  if (color == "orange") return "#fe7d37";
   if (color == "red") return "#e05d44";
   return "#9f9f9f";  // lightgrey
 }
@@ -49,24 +51,8 @@ std::string side_text(const std::string& text, int x, int width) {
 }  // namespace
 
 Badge op_badge(const ReportedResult& op) {
-  if (!op.errors.empty()) return {checked_label(op), "error", "red"};
-  if (const ReportedFinding* f = first_failure(op)) return {checked_label(op), f->clause, "red"};
-  // Modes the contract leaves out are not the op's to run; any other that did not run
-  // (no GPU, --modes) leaves the conformance unproven.
-  int asked = 0, ran = 0;
-  const char* missing = nullptr;
-  for (Mode m : kAllModes) {
-    const auto it = op.modes.find(m);
-    const bool skipped = it != op.modes.end() && it->second.status == "not_run" &&
-                         it->second.reason.rfind(kSkippedByContract, 0) == 0;
-    if (skipped) continue;
-    ++asked;
-    if (mode_verdict(op, m) != ModeVerdict::NotRun) ++ran;
-    else if (!missing) missing = to_string(m);
-  }
-  if (ran == 0) return {checked_label(op), "not run", "lightgrey"};
-  if (missing) return {checked_label(op), std::string(missing) + " not run", "lightgrey"};
-  return {checked_label(op), std::to_string(ran) + "/" + std::to_string(asked) + " modes", "brightgreen"};
+  const OpStatus status = op_status(op);
+  return {checked_label(op), status.text, status.color};
 }
 
 std::string badge_svg(const Badge& b) {

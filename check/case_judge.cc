@@ -1,9 +1,12 @@
 #include "check/case_judge.h"
 
+#include <ATen/MemoryOverlap.h>
+
 #include <algorithm>
 
 #include "check/check_error.h"
 #include "generators/case_gen.h"
+#include "generators/misuse.h"
 #include "oracles/storage_diff.h"
 #include "runners/compiled_runner.h"
 #include "runners/cudagraph_runner.h"
@@ -24,6 +27,10 @@ class CaseJudge {
 
   std::vector<Finding> judge(const std::vector<Mode>& modes, std::vector<bool>* written) {
     enter(Mode::Eager);
+    if (c_.misuse) {
+      judge_misuse();
+      return std::move(found_);
+    }
     if (const std::vector<int> broken = broken_requires(facts_, contract_); !broken.empty()) {
       judge_precondition(broken);
       return std::move(found_);
@@ -59,6 +66,14 @@ class CaseJudge {
     }
   }
 
+  // Whether no input of the case holds a NaN or an infinity on purpose (its values drawn
+  // finite; `non_finite` edge values are not).
+  bool finite_inputs() const {
+    for (const auto& a : c_.args)
+      if (const auto* t = std::get_if<TensorCase>(&a); t && !t->none && t->form == ValueForm::NonFinite) return false;
+    return true;
+  }
+
   // Fresh tensors for another run of the same case.
   Materialized fresh() const { return materialize(c_, contract_, facts_); }
 
@@ -74,6 +89,50 @@ class CaseJudge {
     add(check_precondition({contract_, broken, eager}), Mode::Eager);
   }
 
+  // The op handed a caller's mistake, in fenced memory; where the misuse keeps shapes
+  // (layout, dtype), the valid call on the same values gives the results it should.
+  void judge_misuse() {
+    const std::optional<Case> handed_case = apply_misuse(c_, contract_);
+    if (!handed_case) return;  // a smaller case the misuse does not apply to
+    const CaseFacts handed_facts(*handed_case, contract_);
+    Materialized handed_tensors = materialize(*handed_case, contract_, handed_facts, Placement::Fenced);
+    std::optional<Observation> valid;
+    if (c_.misuse.kind == MisuseKind::Layout || c_.misuse.kind == MisuseKind::Dtype)
+      valid = valid_call_on(handed_tensors);
+    const Observation handed = run_eager(op_, contract_, *handed_case, std::move(handed_tensors));
+    const std::string what = misuse_text(c_, contract_);
+    add(check_misuse({contract_, op_.annotations, what, handed_facts, handed, valid ? &*valid : nullptr,
+                      c_.misuse.kind == MisuseKind::Dtype}),
+        Mode::Eager);
+  }
+
+  // The plain valid call (generators/misuse.h) on the values `handed` holds, before the op
+  // touches them; nullopt when they cannot be made the same. Only the misused argument's
+  // values differ (the others are drawn alike); they are copied where no element would be
+  // written twice, and across a dtype towards the valid one, so that both calls see the
+  // same numbers.
+  std::optional<Observation> valid_call_on(Materialized& handed) {
+    const Case valid_case = plain_valid_call(c_, contract_);
+    const CaseFacts valid_facts(valid_case, contract_);
+    Materialized m = materialize(valid_case, contract_, valid_facts);
+    const auto index_of = [&](const Materialized& x) {
+      for (size_t i = 0; i < x.tensors.size(); ++i)
+        if (x.tensors[i].arg == c_.misuse.arg) return i;
+      return x.tensors.size();
+    };
+    const size_t v = index_of(m), h = index_of(handed);
+    if (v == m.tensors.size() || h == handed.tensors.size()) return std::nullopt;
+    at::Tensor& valid_view = m.tensors[v].view;
+    at::Tensor& handed_view = handed.tensors[h].view;
+    const bool into_valid = c_.misuse.kind == MisuseKind::Dtype || overlaps_itself(handed_view);
+    at::Tensor& into = into_valid ? valid_view : handed_view;
+    if (overlaps_itself(into)) return std::nullopt;
+    into.copy_(into_valid ? handed_view : valid_view);
+    return run_eager(op_, contract_, valid_case, std::move(m));
+  }
+
+  static bool overlaps_itself(const at::Tensor& t) { return at::has_internal_overlap(t) == at::MemOverlap::Yes; }
+
   void judge_eager(const Observation& eager) {
     if (eager.threw) {
       add({{"crash", "the op threw on a case that meets the contract's constraints and requires: " +
@@ -83,6 +142,7 @@ class CaseJudge {
     }
     const OracleInput in{contract_, op_.annotations, facts_, eager};
     for (auto check : {check_alias, check_mutation, check_write, check_extent}) add(check(in), Mode::Eager);
+    if (finite_inputs()) add(check_finite(in), Mode::Eager);
     if (contract_.donates) add(check_functional_overload(in), Mode::Eager);
     if (ops_.reference) {
       const Observation ref = rerun_eager(*ops_.reference, contract_, c_, fresh());
@@ -174,6 +234,13 @@ class CaseJudge {
 };
 
 }  // namespace
+
+Finding judged_death(const Finding& crash, const Case& c, const Contract& contract) {
+  if (!c.misuse) return crash;
+  return {"misuse", "the op did not refuse a caller's mistake (" + misuse_text(c, contract) + "): " + crash.message +
+                        ". A read or write past a tensor's end faults in the fenced memory misuse cases run in.",
+          crash.mode};
+}
 
 std::vector<Finding> case_findings(const CaseOps& ops, const Contract& contract, const Case& c,
                                    const CaseFacts& facts, const std::vector<Mode>& modes,

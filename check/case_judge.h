@@ -20,9 +20,15 @@
 
 namespace opc {
 
+// A case with a misuse (generators/misuse.h) runs eager only, in fenced memory, and is
+// judged by the misuse clause alone.
 // When `written` is given, sets written[i] for each argument whose bytes eager changed.
 std::vector<Finding> case_findings(const CaseOps& ops, const Contract& contract, const Case& c,
                                    const CaseFacts& facts, const std::vector<Mode>& modes,
                                    std::vector<bool>* written);
+
+// The crash finding of a worker that died on `c` (killed, hung), as the case judges it: a
+// caller's mistake made on purpose is `misuse` (the op should have refused it).
+Finding judged_death(const Finding& crash, const Case& c, const Contract& contract);
 
 }  // namespace opc

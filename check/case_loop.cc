@@ -24,7 +24,7 @@ class CaseLoop {
   CaseLoop(std::shared_ptr<const Contract> contract, const OpBinding& op, const CheckOptions& options,
            const ModePlan& plan, CaseWorker& worker, ContractResult& r)
       : contract_ptr_(std::move(contract)), contract_(*contract_ptr_), op_(op), options_(options),
-        plan_(plan), worker_(worker), r_(r), draws_(contract_ptr_, options.seed, options.targeted),
+        plan_(plan), worker_(worker), r_(r), draws_(contract_ptr_, options.seed, options.targeted, options.misuse),
         written_(contract_.args.size(), false) {}
 
   void run() {
@@ -70,9 +70,23 @@ class CaseLoop {
       violating_made_ += d.breaks_requires;
       ++ran_;
       run_case(d.c, d.breaks_requires, &d.shrinkable, i + 1, "");
+      if (d.misuse) run_misuse(d, i + 1);
       checkpoint(i + 1);
     }
     return i;
+  }
+
+  // The draw's caller's mistake, a case of its own: not counted in the valid cases or the
+  // branches, shrunk as its valid case shrinks.
+  // They run in a worker of their own, forked anew for each: an accepted mistake may leave
+  // the heap corrupt, and the valid cases after it must not crash for it.
+  void run_misuse(const CaseDraws::Draw& d, int found_at) {
+    ++r_.misuse_cases;
+    Case c = d.c;
+    c.misuse = *d.misuse;
+    const rc::Shrinkable<Case> shrinkable = misused(d.shrinkable, *d.misuse);
+    CaseWorker& worker = misuse_worker();
+    keep_new_findings(worker, worker.run(c), c, &shrinkable, found_at, "");
   }
 
   // Runs one case and keeps each new kind of finding: shrunk when the case came from the
@@ -80,14 +94,26 @@ class CaseLoop {
   void run_case(const Case& c, bool breaks, const rc::Shrinkable<Case>* shrinkable, int found_at,
                 const std::string& from_file) {
     ++r_.cases;
-    if (!breaks) count_branches(c);
-    const CaseOutcome outcome = worker_.run(c);
-    r_.captured_lines += count_lines(outcome.output);
+    if (!breaks && !c.misuse) count_branches(c);
+    CaseWorker& worker = c.misuse ? misuse_worker() : worker_;  // a corpus case may be a mistake
+    const CaseOutcome outcome = worker.run(c);
     for (int w : outcome.written) written_[w] = true;
+    keep_new_findings(worker, outcome, c, shrinkable, found_at, from_file);
+  }
+
+  CaseWorker& misuse_worker() {
+    if (!misuse_worker_) misuse_worker_ = worker_.fresh_per_case_twin();
+    return *misuse_worker_;
+  }
+
+  // Keeps each new kind of finding of a case `worker` ran, shrunk with that worker.
+  void keep_new_findings(CaseWorker& worker, const CaseOutcome& outcome, const Case& c,
+                         const rc::Shrinkable<Case>* shrinkable, int found_at, const std::string& from_file) {
+    r_.captured_lines += count_lines(outcome.output);
     for (const Finding& f : outcome.findings) {
       if (!seen_.insert(f.clause + "/" + f.mode).second) continue;
       ContractFinding cf = shrinkable && !outcome.hung
-                               ? shrink_finding(worker_, *shrinkable, f, outcome.output, options_.max_shrink_runs)
+                               ? shrink_finding(worker, *shrinkable, f, outcome.output, options_.max_shrink_runs)
                                : unshrunk(f, c, outcome.output, shrinkable != nullptr);
       cf.cases_tried = found_at;
       cf.from_file = from_file;
@@ -138,7 +164,8 @@ class CaseLoop {
   void settle_modes(ContractResult& result) const {
     for (Mode m : plan_.run) {
       bool failed = false;
-      for (const auto& f : result.findings) failed |= f.mode == to_string(m);
+      // A caller's mistake accepted is the misuse clause's, not the mode's conformance.
+      for (const auto& f : result.findings) failed |= f.mode == to_string(m) && f.clause != "misuse";
       const auto how = plan_.ran_as.find(m);
       result.modes[m] = {failed ? "fail" : "pass", result.cases, "", how == plan_.ran_as.end() ? "" : how->second};
     }
@@ -146,6 +173,9 @@ class CaseLoop {
 
   void finish(int next_case) {
     r_.next_case = next_case;
+    if (!options_.misuse) r_.misuse_not_run = "left out by --no-misuse";
+    else if (!contract_.misuse_skip.empty()) r_.misuse_not_run = "skipped by the contract: " + contract_.misuse_skip;
+    else if (r_.misuse_cases == 0) r_.misuse_not_run = "no case allowed a caller's mistake";
     r_.stopped = options_.stop && options_.stop->load();
     settle_modes(r_);
     add_warnings();
@@ -185,6 +215,7 @@ class CaseLoop {
   const CheckOptions& options_;
   const ModePlan& plan_;
   CaseWorker& worker_;
+  std::unique_ptr<CaseWorker> misuse_worker_;  // eager only, forked anew for every case
   ContractResult& r_;
   CaseDraws draws_;
   std::vector<bool> written_;        // per argument: some case's eager run wrote it

@@ -10,7 +10,7 @@ void put_case(WireOut& w, const Case& c) {
     if (const auto* t = std::get_if<TensorCase>(&a)) {
       w.u64(0).i64(static_cast<int64_t>(t->dtype)).u64(t->sizes.size());
       for (int64_t d : t->sizes) w.i64(d);
-      w.i64(static_cast<int64_t>(t->layout)).i64(t->slack).u64(t->none);
+      w.i64(static_cast<int64_t>(t->layout)).i64(t->slack).u64(t->none).u64(static_cast<uint64_t>(t->form));
       continue;
     }
     const ScalarValue& v = std::get<ScalarValue>(a);
@@ -24,6 +24,7 @@ void put_case(WireOut& w, const Case& c) {
     } else if (const std::string* s = std::get_if<std::string>(&v)) w.str(*s);
   }
   w.u64(c.data_seed).i64(c.inplace);
+  w.u64(static_cast<uint64_t>(c.misuse.kind)).i64(c.misuse.arg).i64(c.misuse.dim).i64(c.misuse.value);
 }
 
 Case get_case(WireIn& r) {
@@ -40,6 +41,7 @@ Case get_case(WireIn& r) {
       t.layout = static_cast<Layout>(r.i64());
       t.slack = r.i64();
       t.none = r.u64() != 0;
+      t.form = static_cast<ValueForm>(r.u64());
       c.args.emplace_back(std::move(t));
       continue;
     }
@@ -59,6 +61,10 @@ Case get_case(WireIn& r) {
   }
   c.data_seed = r.u64();
   c.inplace = static_cast<int>(r.i64());
+  c.misuse.kind = static_cast<MisuseKind>(r.u64());
+  c.misuse.arg = static_cast<int>(r.i64());
+  c.misuse.dim = static_cast<int>(r.i64());
+  c.misuse.value = r.i64();
   return c;
 }
 

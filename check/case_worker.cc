@@ -266,8 +266,20 @@ std::string CaseWorker::request(char kind, const std::string& body, CaseOutcome*
   return "";
 }
 
+std::unique_ptr<CaseWorker> CaseWorker::fresh_per_case_twin() const {
+  IsolationOptions fresh = options_;
+  fresh.fresh_per_case = true;
+  return std::make_unique<CaseWorker>(ops_, contract_, fresh);
+}
+
 CaseOutcome CaseWorker::run(const Case& c) {
   if (!options_.isolate) return judge_here(ops_, contract_, c, modes_);
+  CaseOutcome out = run_isolated(c);
+  if (options_.fresh_per_case) stop();
+  return out;
+}
+
+CaseOutcome CaseWorker::run_isolated(const Case& c) {
   WireOut body;
   put_modes(body, modes_);
   put_case(body, c);
@@ -275,7 +287,10 @@ CaseOutcome CaseWorker::run(const Case& c) {
   if (output_) output_->take();  // what came before this case is not its output
   const std::string reply = request('C', body.bytes(), &out);
   if (output_) out.output = output_->take();
-  if (out.worker_died) return out;
+  if (out.worker_died) {
+    for (Finding& f : out.findings) f = judged_death(f, c, contract_);
+    return out;
+  }
   WireIn in(reply);
   const std::string kind = in.str();
   if (kind == "E") throw CheckError(in.str());

@@ -42,6 +42,9 @@ struct IsolationOptions {
   double timeout_s = 10;  // per case, all modes together; <= 0: none
   // The worker's standard output and error go to CaseOutcome::output, not to the terminal.
   bool capture_output = true;
+  // A new worker process for every case: after a caller's mistake the op accepted, the
+  // heap may be corrupt, and the next case must not pay for it.
+  bool fresh_per_case = false;
 };
 
 class CaseWorker {
@@ -58,6 +61,9 @@ class CaseWorker {
   // the contract's, not the op's (an expression that fails to evaluate, say).
   CaseOutcome run(const Case& c);
 
+  // Another worker for the same op and contract, forked anew for every case (eager only).
+  std::unique_ptr<CaseWorker> fresh_per_case_twin() const;
+
   // Why the cudagraph mode cannot run in a worker ("" when it can), asked of the
   // worker itself so that this process never initialises CUDA.
   std::string cudagraph_unavailable();
@@ -66,6 +72,7 @@ class CaseWorker {
   void start();
   void stop();
   std::string request(char kind, const std::string& body, CaseOutcome* died);
+  CaseOutcome run_isolated(const Case& c);
 
   CaseOps ops_;
   const Contract& contract_;

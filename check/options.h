@@ -66,6 +66,9 @@ struct CheckOptions {
   // Whether the fake and compiled modes may use the embedded Python (real FakeTensorMode
   // and torch.compile) when this build has one; false: the C++ paths only (--no-python).
   bool python = true;
+  // Whether every fourth valid case also runs as a caller's mistake (generators/misuse.h),
+  // unless the contract skips misuse; false: --no-misuse.
+  bool misuse = true;
   // Whether generation steers towards unhit branches, unmade in-place uses and unseen
   // layout pairs (generators/targeting.h); false: plain generation (--no-targeting, for
   // comparing the two in bench).

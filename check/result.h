@@ -47,6 +47,8 @@ struct ContractResult {
   uint64_t seed = 0;
   int cases = 0;     // cases run: replayed and generated
   int replayed = 0;  // of them, from CheckOptions::replay_first
+  int misuse_cases = 0;  // caller's mistakes run besides (generators/misuse.h)
+  std::string misuse_not_run;  // why none was made, when none could be
   int next_case = 0;  // the generated case a resumed campaign goes on from
   bool stopped = false;  // ended early by CheckOptions::stop
   std::map<Mode, ModeResult> modes;

@@ -51,6 +51,7 @@ const Flag kFlags[] = {
     {"--no-python", false, [](Args& a, const std::string&) { a.python = false; }},
     {"--target", true, [](Args& a, const std::string& v) { a.target = v; }},
     {"--no-targeting", false, [](Args& a, const std::string&) { a.targeted = false; }},
+    {"--no-misuse", false, [](Args& a, const std::string&) { a.misuse = false; }},
     {"--json", true, [](Args& a, const std::string& v) { a.json = v; }},
     {"--regressions", false, [](Args& a, const std::string&) { a.regressions = true; }},
     {"--no-isolation", false, [](Args& a, const std::string&) { a.isolate = false; }},
@@ -119,6 +120,7 @@ CheckOptions check_options(const Args& a) {
   options.isolate = a.isolate;
   options.python = a.python;
   options.targeted = a.targeted;
+  options.misuse = a.misuse;
   options.set_user_timeout(a.case_timeout_s);
   options.capture_output = !verbose_errors();  // --verbose: the op's and torch's output as it comes
   return options;

@@ -26,6 +26,7 @@ struct Args {
   std::vector<std::string> contracts, loads, imports, contract_dirs;
   bool python = true;         // --no-python: the C++ paths only, no interpreter
   bool targeted = true;       // --no-targeting: plain generation
+  bool misuse = true;         // --no-misuse: no caller's mistakes made of the cases
   std::string target, json, out;
   bool regressions = false;
   bool isolate = true;

@@ -93,6 +93,7 @@ void bench_regressions(const Contract& contract, uint64_t seed, int budget, bool
       options.cases = budget;
       options.python = python;
       options.targeted = targeted;
+      options.misuse = std::find(g.expect.begin(), g.expect.end(), "misuse") != g.expect.end();
       std::atomic<bool> done{false};
       std::set<std::string> missing(g.expect.begin(), g.expect.end());
       options.stop = &done;

@@ -67,7 +67,7 @@ int run_fuzz(const Args& a, const Session& session) {
 Command fuzz_command() {
   return {"fuzz",
           kUsage,
-          {"--target", "--no-targeting", "--no-isolation", "--case-timeout", "--modes", "--time", "--shard",
+          {"--target", "--no-targeting", "--no-misuse", "--no-isolation", "--case-timeout", "--modes", "--time", "--shard",
            "--corpus", "--known", "--out", "--cases", "--seed"},
           finish,
           run_fuzz};

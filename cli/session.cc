@@ -77,6 +77,7 @@ std::string library_flags(const Args& a) {
   for (const auto& m : a.imports) flags += " --import " + quote(m);
   if (!a.python) flags += " --no-python";
   if (!a.targeted) flags += " --no-targeting";
+  if (!a.misuse) flags += " --no-misuse";
   return flags;
 }
 

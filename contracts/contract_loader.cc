@@ -134,6 +134,7 @@ class Loader {
   void load_python_context(const YAML::Node& n, Contract& c);
   void load_time_limit(const YAML::Node& n, Contract& c);
   void load_determinism(const YAML::Node& d, Contract& c);
+  void load_misuse(const YAML::Node& n, Contract& c);
   void load_regressions(const YAML::Node& n, Contract& c);
   int arg_index(const YAML::Node& n, const Contract& c, const std::string& what) const;
   void load_cudagraph(const YAML::Node& n, Contract& c);
@@ -156,7 +157,7 @@ Contract Loader::load(const YAML::Node& root) {
            "constraints", "requires", "branches", "aliasing", "returns", "mutates", "skip",
            "modes", "determinism", "padding", "cudagraph", "reference", "tolerance",
            "known_findings", "donates", "time_limit", "regressions", "python_context",
-           "written_for"});
+           "written_for", "misuse", "finite"});
   load_identity(f, c);
   load_schema(f.need("schema"), c);
   if (YAML::Node n = f.take("context")) load_values(n, true, c);
@@ -178,6 +179,8 @@ Contract Loader::load(const YAML::Node& root) {
   if (YAML::Node n = f.take("python_context")) load_python_context(n, c);
   if (YAML::Node n = f.take("time_limit")) load_time_limit(n, c);
   if (YAML::Node n = f.take("determinism")) load_determinism(n, c);
+  if (YAML::Node n = f.take("misuse")) load_misuse(n, c);
+  if (YAML::Node n = f.take("finite")) c.finite = boolean(n, "finite");
   if (YAML::Node n = f.take("regressions")) load_regressions(n, c);
   f.done();
   return c;
@@ -296,6 +299,14 @@ void Loader::load_determinism(const YAML::Node& d, Contract& c) {
             "opcontract does not check it yet; use bitwise or none");
   if (v != "bitwise" && v != "none") fail(d, "determinism must be bitwise or none, not '" + v + "'");
   c.deterministic = v == "bitwise";
+}
+
+void Loader::load_misuse(const YAML::Node& n, Contract& c) {
+  Fields f(*this, n, "misuse");
+  YAML::Node skip = f.need("skip");
+  c.misuse_skip = scalar(skip, "misuse.skip");
+  if (c.misuse_skip.empty()) fail(skip, "misuse.skip needs the reason the op is not held to refusing caller's mistakes");
+  f.done();
 }
 
 void Loader::load_values(const YAML::Node& map, bool is_context, Contract& c) {
@@ -448,9 +459,10 @@ void Loader::load_tensor_arg(const YAML::Node& n, ArgSpec& a, Contract& c) {
   }
   if (YAML::Node v = f.take("values")) {
     if (v.IsScalar()) {
-      if (v.Scalar() != "normal")
+      if (v.Scalar() != "normal" && v.Scalar() != "finite")
         fail(v, what + ".values: '" + v.Scalar() +
-                    "' is not a distribution (normal, {uniform: [lo, hi]}, {ints: [lo, hi]}, {offsets: total})");
+                    "' is not a distribution (normal, finite, {uniform: [lo, hi]}, {ints: [lo, hi]}, {offsets: total})");
+      a.values.finite = v.Scalar() == "finite";
     } else {
       Fields vf(*this, v, what + ".values");
       YAML::Node uni = vf.take("uniform");

@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include "generators/edge_values.h"
+#include "generators/misuse.h"
 #include "support/json_writer.h"
 
 namespace opc {
@@ -21,6 +23,25 @@ std::string scalar_text(const ScalarValue& v) {
         }
       },
       v);
+}
+
+// {"kind": "size", "arg": "out", "dim": 0, "change": "minus_one"}: names, not numbers.
+void write_misuse(JsonWriter& w, const Misuse& m, const Contract& contract) {
+  w.key("misuse").begin_object();
+  w.key("kind").value(to_string(m.kind));
+  w.key("arg").value(contract.args[m.arg].name);
+  switch (m.kind) {
+    case MisuseKind::Size:
+      w.key("dim").value(m.dim);
+      w.key("change").value(size_change_name(static_cast<SizeChange>(m.value)));
+      break;
+    case MisuseKind::Rank: w.key("change").value(m.value); break;
+    case MisuseKind::Dtype: w.key("dtype").value(dtype_name(static_cast<c10::ScalarType>(m.value))); break;
+    case MisuseKind::Layout: w.key("layout").value(to_string(static_cast<Layout>(m.value))); break;
+    case MisuseKind::Index: w.key("value").value(m.value); break;
+    case MisuseKind::None: break;
+  }
+  w.end_object();
 }
 
 }  // namespace
@@ -45,11 +66,13 @@ std::string describe(const Case& c, const Contract& contract) {
       }
       s += std::string(dtype_name(t->dtype)) + shape_text(t->sizes) + " " + to_string(t->layout);
       if (t->slack) s += "(" + std::to_string(t->slack) + ")";
+      if (t->form != ValueForm::Drawn) s += std::string(" ") + to_string(t->form);
     } else {
       s += scalar_text(std::get<ScalarValue>(c.args[i]));
     }
   }
   if (c.inplace >= 0) s += " | in place: " + contract.inplace_text(c.inplace);
+  if (c.misuse) s += " | misuse: " + misuse_text(c, contract);
   return s;
 }
 
@@ -72,6 +95,7 @@ std::string case_json(const Case& c, const Contract& contract) {
       w.end_array();
       w.key("layout").value(to_string(t->layout));
       if (t->slack) w.key("slack").value(t->slack);
+      if (t->form != ValueForm::Drawn) w.key("values").value(to_string(t->form));
       w.end_object();
     } else {
       std::visit(
@@ -87,6 +111,7 @@ std::string case_json(const Case& c, const Contract& contract) {
     const InplaceSpec& s = contract.inplace[c.inplace];
     w.key("inplace").begin_array().value(contract.args[s.into].name).value(contract.args[s.from].name).end_array();
   }
+  if (c.misuse) write_misuse(w, c.misuse, contract);
   w.key("data_seed").value(c.data_seed);
   w.end_object();
   return w.str();

@@ -14,6 +14,21 @@
 
 namespace opc {
 
+// The values a tensor holds: drawn from its contract's distribution, or one of the edge
+// forms random data never draws (generators/edge_values.h), laid over the drawn values.
+enum class ValueForm : uint8_t {
+  Drawn,
+  ZeroRows,      // every other row all zero (a padded batch's rows)
+  ConstantRows,  // each row one value throughout
+  Huge,          // one element near the dtype's largest finite magnitude
+  TiedMax,       // each row's maximum twice
+  Denormals,     // every other element a subnormal
+  NonFinite,     // a NaN, an infinity and a negative infinity
+  Low,           // an `ints:` tensor at the bottom of its range throughout
+  High,          // ... at the top
+  Repeated,      // ... one value repeated
+};
+
 struct TensorCase {
   c10::ScalarType dtype = c10::ScalarType::Float;
   std::vector<int64_t> sizes;
@@ -22,6 +37,21 @@ struct TensorCase {
   // elements per row (row_strided). 0 for the other layouts.
   int64_t slack = 0;
   bool none = false;  // an optional tensor passed as None
+  ValueForm form = ValueForm::Drawn;
+};
+
+// A caller's mistake made on purpose (generators/misuse.h): one relation the contract
+// states, broken for one tensor argument of an otherwise valid case. The case's own
+// arguments stay the valid ones; apply_misuse() gives the case the op is handed.
+enum class MisuseKind : uint8_t { None, Size, Rank, Dtype, Layout, Index };
+struct Misuse {
+  MisuseKind kind = MisuseKind::None;
+  int arg = -1;       // schema index of the tensor argument misused
+  int dim = -1;       // Size: the dim whose size changes
+  int64_t value = 0;  // Size: a SizeChange; Rank: +1 or -1; Dtype: a c10::ScalarType;
+                      // Layout: a Layout; Index: the value one element holds
+  bool operator==(const Misuse&) const = default;
+  explicit operator bool() const { return kind != MisuseKind::None; }
 };
 
 struct Case {
@@ -32,6 +62,7 @@ struct Case {
   // Index into Contract::inplace: the case is also called with that argument handed the
   // other's tensor. -1: separate tensors only.
   int inplace = -1;
+  Misuse misuse;  // None: a valid call
 };
 
 // One line, e.g. "tp_size=2 tp_rank=0 seq_len=4 hidden=1 | x: float32[4, 1] contiguous".

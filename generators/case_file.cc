@@ -5,6 +5,8 @@
 #include "contracts/text_guard.h"
 #include "contracts/yaml_loc.h"
 #include "generators/case_gen.h"
+#include "generators/edge_values.h"
+#include "generators/misuse.h"
 #include "support/atomic_file.h"
 #include "support/json_writer.h"
 
@@ -64,7 +66,55 @@ TensorCase tensor_of(const std::string& file, const YAML::Node& n, const ArgSpec
   if (!l) throw ContractError(yaml_loc(file, layout), "unknown layout '" + layout.Scalar() + "'");
   t.layout = *l;
   if (const YAML::Node s = n["slack"]) t.slack = as<int64_t>(file, s, "slack");
+  if (const YAML::Node v = n["values"]) {
+    const auto form = parse_value_form(as<std::string>(file, v, "values"));
+    if (!form) throw ContractError(yaml_loc(file, v), "unknown values '" + v.Scalar() + "'");
+    t.form = *form;
+  }
   return t;
+}
+
+// The case's "misuse" (case_json's form): names checked here, the rest by misuse_misfit.
+Misuse misuse_of(const std::string& file, const YAML::Node& n, const Contract& contract) {
+  if (!n.IsMap()) throw ContractError(yaml_loc(file, n), "misuse must be a mapping");
+  Misuse m;
+  const YAML::Node kind = need(file, n, "kind");
+  const auto k = parse_misuse_kind(as<std::string>(file, kind, "misuse.kind"));
+  if (!k) throw ContractError(yaml_loc(file, kind), "misuse.kind must be size, rank, dtype, layout or index");
+  m.kind = *k;
+  const YAML::Node arg = need(file, n, "arg");
+  const std::string name = as<std::string>(file, arg, "misuse.arg");
+  for (const auto& a : contract.args)
+    if (a.name == name) m.arg = a.index;
+  if (m.arg < 0) throw ContractError(yaml_loc(file, arg), "misuse.arg: the contract has no argument '" + name + "'");
+  switch (m.kind) {
+    case MisuseKind::Size: {
+      m.dim = as<int>(file, need(file, n, "dim"), "misuse.dim");
+      const YAML::Node change = need(file, n, "change");
+      const auto ch = parse_size_change(as<std::string>(file, change, "misuse.change"));
+      if (!ch) throw ContractError(yaml_loc(file, change), "misuse.change must be minus_one, to_zero, plus_one or double");
+      m.value = static_cast<int64_t>(*ch);
+      break;
+    }
+    case MisuseKind::Rank: m.value = as<int64_t>(file, need(file, n, "change"), "misuse.change"); break;
+    case MisuseKind::Dtype: {
+      const YAML::Node dtype = need(file, n, "dtype");
+      const auto d = parse_dtype(as<std::string>(file, dtype, "misuse.dtype"));
+      if (!d) throw ContractError(yaml_loc(file, dtype), "unknown dtype '" + dtype.Scalar() + "'");
+      m.value = static_cast<int64_t>(*d);
+      break;
+    }
+    case MisuseKind::Layout: {
+      const YAML::Node layout = need(file, n, "layout");
+      const auto l = parse_layout(as<std::string>(file, layout, "misuse.layout"));
+      if (!l) throw ContractError(yaml_loc(file, layout), "unknown layout '" + layout.Scalar() + "'");
+      m.value = static_cast<int64_t>(*l);
+      break;
+    }
+    case MisuseKind::Index: m.value = as<int64_t>(file, need(file, n, "value"), "misuse.value"); break;
+    case MisuseKind::None: break;
+  }
+  return m;
 }
 
 }  // namespace
@@ -147,8 +197,10 @@ Case parse_case(const CaseFileRecord& r, const Contract& contract) {
       throw ContractError(yaml_loc(f, in), "inplace: " + contract.file + " lists no in-place use of '" + into +
                                                "' as '" + from + "' (aliasing.inplace)");
   }
-  if (const std::string why = case_misfit(c, contract); !why.empty())
-    throw ContractError(yaml_loc(f, n), "the case does not fit " + contract.file + ": " + why);
+  if (const YAML::Node m = n["misuse"]) c.misuse = misuse_of(f, m, contract);
+  std::string why = case_misfit(c, contract);
+  if (why.empty()) why = misuse_misfit(c, contract);
+  if (!why.empty()) throw ContractError(yaml_loc(f, n), "the case does not fit " + contract.file + ": " + why);
   return c;
 }
 

@@ -6,6 +6,7 @@
 #include <climits>
 
 #include "generators/dim_gen.h"
+#include "generators/edge_values.h"
 #include "generators/layout.h"
 
 namespace opc {
@@ -113,6 +114,18 @@ TensorCase pick_tensor(const ArgSpec& a, const std::vector<int64_t>& values) {
   return t;
 }
 
+// Edge values (generators/edge_values.h), drawn last so that everything drawn before them
+// is what it was without them. An in-place pair is one tensor: one form.
+void pick_value_forms(Case& k, const Contract& c) {
+  for (const auto& a : c.args) {
+    auto* t = std::get_if<TensorCase>(&k.args[a.index]);
+    if (t && !t->none) t->form = *edge_form_gen(edge_forms(a, t->dtype));
+  }
+  if (k.inplace >= 0)
+    std::get<TensorCase>(k.args[c.inplace[k.inplace].into]).form =
+        std::get<TensorCase>(k.args[c.inplace[k.inplace].from]).form;
+}
+
 Case pick_case(const Contract& c) {
   Case k;
   k.values.assign(c.values.size(), 0);
@@ -149,6 +162,7 @@ Case pick_case(const Contract& c) {
   k.data_seed = *rc::Gen<uint64_t>([](const rc::Random& r, int) {
     return rc::shrinkable::just(rc::Random(r).next());
   });
+  pick_value_forms(k, c);
   check_case_size(k, c);
   return k;
 }
@@ -217,6 +231,9 @@ std::string case_misfit(const Case& c, const Contract& contract) {
     if (!layout_applies(t.layout, t.sizes.size()) && t.layout != Layout::Contiguous)
       return "argument '" + a.name + "' has a layout its rank does not allow";
     if (t.slack < 0 || t.slack > 64) return "argument '" + a.name + "' has a slack outside [0, 64]";
+    if (const auto forms = edge_forms(a, t.dtype);
+        t.form != ValueForm::Drawn && std::find(forms.begin(), forms.end(), t.form) == forms.end())
+      return "argument '" + a.name + "' has values (" + to_string(t.form) + ") that its dtype and values: do not allow";
     if (a.dtype_from >= 0) {
       const auto* src = std::get_if<TensorCase>(&c.args[a.dtype_from]);
       if (src && !src->none && src->dtype != t.dtype)

@@ -45,6 +45,9 @@ std::vector<Finding> check_mutation(const OracleInput& in);
 std::vector<Finding> check_write(const OracleInput& in);
 // extent: bytes of a tensor's storage outside its view (guards, gaps) changed.
 std::vector<Finding> check_extent(const OracleInput& in);
+// finite (contracts with `finite: true`, cases whose inputs are all finite): a return or a
+// written element of a mutable argument is NaN or infinite.
+std::vector<Finding> check_finite(const OracleInput& in);
 struct FakeInput {
   const Contract& contract;
   const CaseFacts& facts;
@@ -153,6 +156,22 @@ struct InplaceInput {
 // separate call (alias); one it calls unsupported is accepted without raising
 // (precondition).
 std::vector<Finding> check_inplace(const InplaceInput& in);
+
+struct MisuseInput {
+  const Contract& contract;
+  const Annotations& registered;
+  const std::string& what;        // the misuse, in words (misuse_text)
+  const CaseFacts& facts;         // of the case the op was handed (the misuse applied)
+  const Observation& handed;      // the op on it, in fenced memory
+  // The valid call on the same values, when the misuse keeps the shapes (layout, dtype):
+  // its results are what the op should give. Null otherwise.
+  const Observation* valid_call;
+  bool loose;                     // the values crossed a dtype: compare within 1e-2
+};
+// misuse: the op neither refused a caller's mistake nor ran safely: it wrote outside what
+// it was handed or into an argument it may not write, or (layout, dtype) gave other
+// results than the valid call on the same values.
+std::vector<Finding> check_misuse(const MisuseInput& in);
 
 // schema: the registered schema differs from the contract's, alias annotations included.
 std::optional<Finding> check_schema(const Contract& contract, const c10::FunctionSchema& registered);

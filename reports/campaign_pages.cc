@@ -140,8 +140,9 @@ void md_summary(std::ostream& out, const std::vector<ReportedResult>& ops) {
 
 void md_ops(std::ostream& out, const std::vector<ReportedResult>& ops) {
   const NotRunNotes notes(ops);
-  out << "## Ops\n\n| op | fake | eager | compiled | cudagraph | failed clauses | cases | status |\n"
-         "|---|---|---|---|---|---|---|---|\n";
+  out << "## Ops\n\nThe modes judge valid calls; misuse, the caller's mistakes made of them.\n\n"
+         "| op | fake | eager | compiled | cudagraph | misuse | failed clauses | cases | status |\n"
+         "|---|---|---|---|---|---|---|---|---|\n";
   for (const ReportedResult& op : ops) {
     out << "| " << md_name(op);
     for (Mode m : kAllModes) {
@@ -149,6 +150,7 @@ void md_ops(std::ostream& out, const std::vector<ReportedResult>& ops) {
       out << " | " << to_string(v);
       if (v == ModeVerdict::NotRun) out << " [" << notes.number(op, m) << "]";
     }
+    out << " | " << to_string(misuse_verdict(op));
     out << " | " << cell(join(failed_clauses(op))) << " | " << op.cases << " | " << cell(op_status(op).text)
         << " |\n";
   }
@@ -277,7 +279,7 @@ void html_finding(std::ostream& out, const ReportedFinding& f) {
 void html_findings_row(std::ostream& out, const ReportedResult& op, const OpStatus& status) {
   if (op.findings.empty() && op.warnings.empty()) return;
   const std::string name = sanitized_op_name(op.target);
-  out << "<tr class=\"findings\"><td colspan=\"7\"><details id=\"findings-" << name << "\""
+  out << "<tr class=\"findings\"><td colspan=\"8\"><details id=\"findings-" << name << "\""
       << (status.kind == OpStatusKind::Fails ? " open" : "") << "><summary>" << op.findings.size() << " finding"
       << (op.findings.size() == 1 ? "" : "s") << (op.warnings.empty() ? "" : ", " + std::to_string(op.warnings.size()) + " warning(s)")
       << ": " << xml_escape(join(failed_clauses(op))) << "</summary>\n";
@@ -297,6 +299,9 @@ void html_op_row(std::ostream& out, const ReportedResult& op, const NotRunNotes&
     if (v == ModeVerdict::NotRun) out << " <sup>" << notes.number(op, m) << "</sup>";
     out << "</td>";
   }
+  const ModeVerdict misuse = misuse_verdict(op);
+  out << "<td class=\"" << verdict_class(misuse) << "\" title=\"" << xml_escape(op.misuse_not_run) << "\">"
+      << to_string(misuse) << "</td>";
   out << "<td><span class=\"status " << status_class(status.kind) << "\" title=\"" << xml_escape(status.reason)
       << "\">" << xml_escape(status.text) << "</span> <small><a href=\"badges/" << name
       << ".svg\">badge</a></small></td><td>" << op.cases << "</td></tr>\n";
@@ -306,7 +311,8 @@ void html_op_row(std::ostream& out, const ReportedResult& op, const NotRunNotes&
 void html_ops(std::ostream& out, const std::vector<ReportedResult>& ops) {
   const NotRunNotes notes(ops);
   out << "<h2>Ops</h2>\n<table id=\"ops\"><thead><tr><th>op</th><th>fake</th><th>eager</th><th>compiled</th>"
-         "<th>cudagraph</th><th>status</th><th>cases</th></tr></thead><tbody>\n";
+         "<th>cudagraph</th><th title=\"the caller's mistakes made of the cases\">misuse</th><th>status</th>"
+         "<th>cases</th></tr></thead><tbody>\n";
   for (const ReportedResult& op : ops) html_op_row(out, op, notes);
   out << "</tbody></table>\n";
   if (notes.reasons().empty()) return;

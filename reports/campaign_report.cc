@@ -166,6 +166,7 @@ ReportedResult parse_result(const YAML::Node& c, const std::string& where) {
   }
   if (c["warnings"]) r.warnings = strings(c["warnings"], where + ".warnings");
   if (c["captured_lines"]) r.captured_lines = integer(c, where, "captured_lines");
+  r.misuse_not_run = text_or_empty(c, where, "misuse_not_run");
   if (const YAML::Node fs = c["findings"]) {
     expect_kind(fs, YAML::NodeType::Sequence, where + ".findings", "a list");
     for (size_t i = 0; i < fs.size(); ++i) {
@@ -267,6 +268,7 @@ void merge_into(ReportedResult& into, const ReportedResult& from) {
   }
   for (const std::string& w : from.warnings) add_unique(into.warnings, w);
   into.captured_lines += from.captured_lines;
+  if (into.misuse_not_run.empty()) into.misuse_not_run = from.misuse_not_run;
   for (const ReportedFinding& f : from.findings) merge_finding(into.findings, f);
   // A branch one shard never hit but another did is covered by the campaign.
   std::erase_if(into.findings, [&](const ReportedFinding& f) {
@@ -331,9 +333,23 @@ ModeVerdict mode_verdict(const ReportedResult& r, Mode m) {
   if (status == "not_run") return ModeVerdict::NotRun;
   if (status == "pass") return ModeVerdict::Pass;
   const bool breaks = std::any_of(r.findings.begin(), r.findings.end(), [&](const ReportedFinding& f) {
-    return f.mode == to_string(m) && f.known.empty();
+    return f.mode == to_string(m) && f.known.empty() && f.clause != "misuse";
   });
   return breaks ? ModeVerdict::Fail : ModeVerdict::Known;
+}
+
+ModeVerdict misuse_verdict(const ReportedResult& r) {
+  const bool judged = std::any_of(r.modes.begin(), r.modes.end(), [](const auto& m) {
+    return std::find(m.second.clauses.begin(), m.second.clauses.end(), "misuse") != m.second.clauses.end();
+  });
+  if (!judged) return ModeVerdict::NotRun;
+  bool known = false;
+  for (const ReportedFinding& f : r.findings) {
+    if (f.clause != "misuse") continue;
+    if (f.known.empty()) return ModeVerdict::Fail;
+    known = true;
+  }
+  return known ? ModeVerdict::Known : ModeVerdict::Pass;
 }
 
 const char* to_string(ModeVerdict v) {

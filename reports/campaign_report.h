@@ -71,6 +71,7 @@ struct ReportedResult {
   std::vector<std::string> warnings;
   std::vector<ReportedFinding> findings;  // discovery order, the first result file first
   int64_t captured_lines = 0;             // lines the op and torch printed, captured, summed
+  std::string misuse_not_run;             // why no caller's mistake was made, when none was
 };
 
 // What a row or badge names: the op checked, and what it is ("opc_C::rms_norm (opcontract's
@@ -97,6 +98,9 @@ std::vector<const ReportedResult*> regression_results(const Campaign& campaign);
 enum class ModeVerdict { Pass, Known, Fail, NotRun };
 ModeVerdict mode_verdict(const ReportedResult& r, Mode m);
 const char* to_string(ModeVerdict v);  // "pass", "known", "FAIL", "not run"
+// The misuse clause's outcome, apart from the modes' (which leave caller's mistakes out):
+// not run when no mode of any result file judged it.
+ModeVerdict misuse_verdict(const ReportedResult& r);
 // The first finding that breaks the contract (not a known one), in discovery order.
 const ReportedFinding* first_failure(const ReportedResult& r);
 // The clauses with findings, unique in discovery order; known ones as "clause (known)".

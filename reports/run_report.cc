@@ -20,7 +20,7 @@ const ClauseRow kCaseClauses[] = {
     {"extent", {Mode::Eager}}, {"crash", {Mode::Eager, Mode::Cudagraph}}, {"fake", {Mode::Fake}},
     {"padding", {Mode::Eager, Mode::Compiled}}, {"determinism", {Mode::Eager}}, {"compiled", {Mode::Compiled}},
     {"cudagraph", {Mode::Cudagraph}}, {"precondition", {Mode::Eager}}, {"reference", {Mode::Eager}},
-    {"donation", {Mode::Eager, Mode::Compiled}},
+    {"donation", {Mode::Eager, Mode::Compiled}}, {"misuse", {Mode::Eager}}, {"finite", {Mode::Eager}},
 };
 
 bool mode_ran(const ContractResult& r, Mode m) {
@@ -78,7 +78,10 @@ bool judges(const RunEntry& e, const ClauseRow& row, Mode m) {
   return !(e.contract && ((row.clause == std::string("reference") && e.contract->reference.empty()) ||
                           (row.clause == std::string("precondition") && e.contract->requires_.empty()) ||
                           (row.clause == std::string("padding") && !e.contract->padding) ||
-                          (row.clause == std::string("donation") && !e.contract->donates)));
+                          (row.clause == std::string("donation") && !e.contract->donates) ||
+                          (row.clause == std::string("finite") && !e.contract->finite))) &&
+         // Caller's mistakes are judged only where some were made.
+         !(row.clause == std::string("misuse") && e.result.misuse_cases == 0);
 }
 
 std::string cell(const RunEntry& e, const ClauseRow& row, Mode m) {
@@ -183,6 +186,8 @@ void print_text_report(std::ostream& out, const std::vector<RunEntry>& run) {
         out << "   " << to_string(m) << " not run: " << mr.reason << "\n";
       else if (!mr.ran_as.empty())
         out << "   " << to_string(m) << " ran as " << mr.ran_as << "\n";
+    if (r.misuse_cases) out << "   misuse: " << r.misuse_cases << " caller's mistakes made of the cases\n";
+    else if (!r.misuse_not_run.empty() && !e.regression) out << "   misuse not run: " << r.misuse_not_run << "\n";
     for (const std::string& w : r.warnings) out << "   warning: " << w << "\n";
     for (const ContractFinding& f : r.findings) {
       out << "   - " << (f.known.empty() ? "" : "known: ") << f.clause
@@ -263,6 +268,8 @@ void write_entry(JsonWriter& w, const RunEntry& e) {
   if (!r.error.empty()) w.key("error").value(r.error);
   w.key("seed").value(r.seed);
   w.key("cases").value(r.cases);
+  if (r.misuse_cases) w.key("misuse_cases").value(r.misuse_cases);
+  if (!r.misuse_not_run.empty()) w.key("misuse_not_run").value(r.misuse_not_run);
   if (e.regression) write_regression(w, e);
   write_modes(w, e);
   w.key("branches").begin_object();

@@ -1,6 +1,9 @@
 #include "runners/materialize.h"
 
+#include <ATen/MemoryOverlap.h>
 #include <c10/util/Float8_e4m3fn.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -118,6 +121,113 @@ void fill_sentinel(const at::Tensor& region) {
   region.copy_(one.expand(region.sizes()));
 }
 
+// A flat storage of at least `elems` elements whose end is followed by a PROT_NONE page; its
+// start 64-byte aligned as the CPU allocator's, the few elements that alignment adds at the
+// end included. Unmapped when the last tensor using it goes.
+at::Tensor fenced_storage(int64_t elems, c10::ScalarType dtype) {
+  const int64_t item = static_cast<int64_t>(c10::elementSize(dtype));
+  const int64_t page = sysconf(_SC_PAGESIZE);
+  const int64_t bytes = elems * item;
+  const int64_t region = (bytes + kStorageAlignment + page - 1) / page * page + page;
+  void* base = mmap(nullptr, region, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  TORCH_CHECK(base != MAP_FAILED, "fenced storage: mmap of ", region, " bytes failed");
+  auto* fence = static_cast<uint8_t*>(base) + region - page;
+  TORCH_CHECK(mprotect(fence, page, PROT_NONE) == 0, "fenced storage: mprotect failed");
+  const auto start = reinterpret_cast<uintptr_t>(fence - bytes) / kStorageAlignment * kStorageAlignment;
+  const int64_t total = (reinterpret_cast<uintptr_t>(fence) - start) / item;
+  return at::from_blob(reinterpret_cast<void*>(start), {total}, [base, region](void*) { munmap(base, region); },
+                       at::TensorOptions().dtype(dtype));
+}
+
+at::Tensor new_storage(int64_t elems, c10::ScalarType dtype, Placement placement) {
+  if (placement == Placement::Fenced) return fenced_storage(elems, dtype);
+  return at::empty({elems}, at::TensorOptions().dtype(dtype));
+}
+
+// The element of `view` at row-major position `flat` (0 <= flat < numel), as a 0-d view.
+at::Tensor element_at(const at::Tensor& view, int64_t flat) {
+  at::Tensor e = view;
+  int64_t inner = view.numel();
+  for (int64_t d = 0; d < view.dim(); ++d) {
+    inner /= view.size(d);
+    e = e.select(0, flat / inner);
+    flat %= inner;
+  }
+  return e;
+}
+
+// The first element of `view` set to `value` (an Index misuse).
+void poke_first(const at::Tensor& view, int64_t value) { element_at(view, 0).fill_(value); }
+
+// The dtype's smallest subnormal, three times over (still subnormal).
+double subnormal(c10::ScalarType t) {
+  switch (t) {
+    case c10::ScalarType::Double: return 3 * std::numeric_limits<double>::denorm_min();
+    case c10::ScalarType::Half: return 3 * 5.9604644775390625e-08;   // 2^-24
+    case c10::ScalarType::BFloat16: return 3 * 9.183549615799121e-41;  // 2^-133
+    default: return 3 * static_cast<double>(std::numeric_limits<float>::denorm_min());
+  }
+}
+
+// Near the dtype's largest finite magnitude.
+double huge(c10::ScalarType t) {
+  switch (t) {
+    case c10::ScalarType::Double: return 0.9 * std::numeric_limits<double>::max();
+    case c10::ScalarType::Half: return 60000;
+    default: return 0.9 * static_cast<double>(std::numeric_limits<float>::max());  // float32, bfloat16
+  }
+}
+
+// Each row of `view` (dim 0), or the whole of a 0-d or 1-d one.
+template <class F>
+void for_rows(const at::Tensor& view, F&& f) {
+  if (view.dim() <= 1) return f(view);
+  for (int64_t r = 0; r < view.size(0); ++r) f(view.select(0, r));
+}
+
+// The case's edge values (generators/edge_values.h) laid over the drawn ones. Not on a view
+// whose elements share memory (expanded): one write would land on several.
+void apply_form(const at::Tensor& view, ValueForm form, const ValueDist& dist, const EvalInput& in) {
+  if (form == ValueForm::Drawn || view.numel() == 0 || at::has_internal_overlap(view) == at::MemOverlap::Yes) return;
+  const bool floating = at::isFloatingType(view.scalar_type());
+  const bool integral = at::isIntegralType(view.scalar_type(), /*includeBool=*/false);
+  switch (form) {
+    case ValueForm::Drawn: break;
+    case ValueForm::ZeroRows:
+      if (!floating) return;
+      if (view.dim() <= 1) view.zero_();
+      for (int64_t r = 0; view.dim() > 1 && r < view.size(0); r += 2) view.select(0, r).zero_();
+      break;
+    case ValueForm::ConstantRows:
+      if (floating) for_rows(view, [](at::Tensor row) { row.fill_(element_at(row, 0).item()); });
+      break;
+    case ValueForm::Huge:
+      if (floating) element_at(view, view.numel() / 2).fill_(huge(view.scalar_type()));
+      break;
+    case ValueForm::TiedMax:
+      if (floating) for_rows(view, [](at::Tensor row) { element_at(row, row.numel() - 1).fill_(row.max().item()); });
+      break;
+    case ValueForm::Denormals:
+      if (floating)
+        view.masked_fill_(at::arange(view.numel()).reshape(view.sizes()).remainder(2).eq(0), subnormal(view.scalar_type()));
+      break;
+    case ValueForm::NonFinite:
+      if (!floating) return;
+      element_at(view, 0).fill_(std::numeric_limits<double>::quiet_NaN());
+      element_at(view, view.numel() - 1).fill_(std::numeric_limits<double>::infinity());
+      if (view.numel() >= 3) element_at(view, view.numel() / 2).fill_(-std::numeric_limits<double>::infinity());
+      break;
+    case ValueForm::Low:
+    case ValueForm::High:
+      if (integral && dist.kind == ValueDist::Kind::Ints)
+        view.fill_(form == ValueForm::Low ? dist.lo.eval(in) : dist.hi.eval(in));
+      break;
+    case ValueForm::Repeated:
+      if (integral) view.fill_(element_at(view, 0).item());
+      break;
+  }
+}
+
 }  // namespace
 
 std::vector<uint8_t> sentinel_bytes(c10::ScalarType dtype) {
@@ -194,7 +304,7 @@ c10::IValue scalar_arg(const Case& c, const Contract& contract, const ArgSpec& a
       std::get<ScalarValue>(c.args[a.index]));
 }
 
-Materialized materialize(const Case& c, const Contract& contract, const CaseFacts& facts) {
+Materialized materialize(const Case& c, const Contract& contract, const CaseFacts& facts, Placement placement) {
   Materialized m;
   m.args.reserve(contract.args.size());
   const EvalInput in = facts.input();
@@ -209,16 +319,19 @@ Materialized materialize(const Case& c, const Contract& contract, const CaseFact
       continue;
     }
     const Geometry& g = facts.geometry(a.index);
-    at::Tensor storage = at::empty({kGuardElems + g.storage_elems + kGuardElems},
-                                   at::TensorOptions().dtype(t.dtype));
+    const int64_t trailing = placement == Placement::Fenced ? 0 : kGuardElems;
+    at::Tensor storage = new_storage(kGuardElems + g.storage_elems + trailing, t.dtype, placement);
     const size_t item = storage.element_size();
     auto* bytes = static_cast<uint8_t*>(storage.data_ptr());
     std::memset(bytes, kGuardByte, kGuardElems * item);
-    std::memset(bytes + (kGuardElems + g.storage_elems) * item, kGuardByte, kGuardElems * item);
+    std::memset(bytes + (kGuardElems + g.storage_elems) * item, kGuardByte,
+                (storage.numel() - kGuardElems - g.storage_elems) * item);
     Rng rng{c.data_seed ^ (0xD1B54A32D192ED03ull * static_cast<uint64_t>(a.index + 1))};
     fill_values(storage, kGuardElems, g.storage_elems, rng, a.values, in);
     at::Tensor view = storage.as_strided(g.sizes, g.strides, kGuardElems + g.offset);
     if (a.values.kind == ValueDist::Kind::Offsets) fill_offsets(view, rng, a.values.hi.eval(in));
+    apply_form(view, t.form, a.values, in);
+    if (c.misuse.kind == MisuseKind::Index && c.misuse.arg == a.index) poke_first(view, c.misuse.value);
     if (const MutateSpec* ms = contract.mutate_spec(a.index); ms && ms->sentinel)
       fill_sentinel(region_of(view, ms->writes, in));
     m.args.emplace_back(view);

@@ -33,7 +33,17 @@ struct Materialized {
   std::vector<TensorArg> tensors;  // tensor arguments that are not None, schema order
 };
 
-Materialized materialize(const Case& c, const Contract& contract, const CaseFacts& facts);
+// Where each storage lives. Guarded: kGuardElems guard elements on both sides, in memory of
+// PyTorch's allocator. Fenced (misuse calls): the trailing guard shrinks to what 64-byte
+// alignment leaves (under 64 bytes), and a page no access is allowed to follows it, so a
+// kernel that reads or writes past a tensor's end faults there (a crash with its case)
+// instead of reading garbage silently, as an electric-fence allocator makes it.
+enum class Placement { Guarded, Fenced };
+
+// A case with an Index misuse (generators/misuse.h) has that value in the first element
+// of its argument.
+Materialized materialize(const Case& c, const Contract& contract, const CaseFacts& facts,
+                         Placement placement = Placement::Guarded);
 
 // A scalar argument's value as the op receives it (the schema's default where the case
 // holds std::monostate).

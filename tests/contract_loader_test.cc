@@ -1031,3 +1031,18 @@ args:
 
 }  // namespace
 }  // namespace opc
+
+namespace opc {
+namespace {
+
+TEST(ContractLoaderMisuse, SkipNeedsAReason) {
+  EXPECT_EQ(load_contract_text(kSmall + "misuse: {skip: \"the op is a test double\"}\n", kFile).misuse_skip,
+            "the op is a test double");
+  EXPECT_TRUE(load_contract_text(kSmall, kFile).misuse_skip.empty()) << "misuse search is on by default";
+  EXPECT_TRUE(fails_at_token(kSmall + "misuse: {skip: \"\"}\n", "\"\"}", "misuse.skip needs the reason"));
+  EXPECT_TRUE(fails_at_token(kSmall + "misuse: {skp: x}\n", "skp", "did you mean 'skip'?"));
+  EXPECT_TRUE(fails_at_token(kSmall + "misuse: off\n", "off", "misuse must be a mapping"));
+}
+
+}  // namespace
+}  // namespace opc

@@ -9,7 +9,7 @@ namespace {
 
 template <bool kSkipEmpty>
 void segment_sum_impl(at::Tensor& out, const at::Tensor& x, const at::Tensor& cu) {
-  const at::Tensor offsets = cu.to(at::kLong);
+  const at::Tensor offsets = cu.to(at::kLong).contiguous();
   const int64_t* o = offsets.data_ptr<int64_t>();
   for (int64_t r = 0; r + 1 < offsets.numel(); ++r) {
     TORCH_CHECK(0 <= o[r] && o[r] <= o[r + 1] && o[r + 1] <= x.size(0), "segment_sum: bad offsets");

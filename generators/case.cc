@@ -5,7 +5,6 @@
 #include "support/json_writer.h"
 
 namespace opc {
-namespace {
 
 std::string scalar_text(const ScalarValue& v) {
   return std::visit(
@@ -22,8 +21,6 @@ std::string scalar_text(const ScalarValue& v) {
       },
       v);
 }
-
-}  // namespace
 
 std::string shape_text(const std::vector<int64_t>& sizes) {
   std::string s = "[";

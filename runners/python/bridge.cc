@@ -158,7 +158,11 @@ void after_fork_parent() {
 void after_fork_child() {
   if (!g_started) return;
   PyOS_AfterFork_Child();
-  PyGILState_Release(g_fork_gil);
+  // The forking thread's state is the child's only one now, kept: releasing it as the
+  // parent does would delete it when a thread other than the main one forked (`check
+  // --jobs`), and the child's next call into Python would die ("init_threadstate: thread
+  // state already initialized"). So only the GIL is released.
+  if (g_fork_gil == PyGILState_UNLOCKED) PyEval_SaveThread();
 }
 
 void import_module(const std::string& name) {

@@ -84,6 +84,8 @@ std::string unavailable_reason() { return g_started ? "" : g_unavailable; }
 
 void start() {
   if (g_started) return;
+  // Before torch is imported: importing inductor sets TORCHINDUCTOR_CACHE_DIR to its default.
+  const std::string cache = compile_cache_dir();
   PyConfig config;
   PyConfig_InitPythonConfig(&config);
   config.install_signal_handlers = 0;  // Ctrl-C and SIGTERM stay opcontract's
@@ -111,7 +113,7 @@ void start() {
     path.insert(0, bridge_dir());
     path.insert(1, "");
     g_bridge = new py::module_(py::module_::import("opcontract_bridge"));
-    g_bridge->attr("use_compile_cache")(compile_cache_dir());
+    g_bridge->attr("use_compile_cache")(cache);
   } catch (const py::error_already_set& e) {
     g_unavailable = "the embedded Python (" + python + ") could not import torch and the bridge: " + e.what();
     throw std::runtime_error(g_unavailable);

@@ -286,3 +286,4 @@ def test_compile_cache_serves_a_later_run(tmp_path):
     runs = [subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
             for _ in range(2)]
     assert runs == [["0", "1"], ["1", "0"]]
+    assert (tmp_path / "fxgraph").is_dir(), "the graphs are in the folder given"

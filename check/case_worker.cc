@@ -19,6 +19,7 @@
 #include "check/case_judge.h"
 #include "check/case_wire.h"
 #include "check/check_error.h"
+#include "check/check_turn.h"
 #include "runners/cudagraph_runner.h"
 #include "runners/python/bridge.h"
 
@@ -240,7 +241,10 @@ std::string CaseWorker::request(char kind, const std::string& body, CaseOutcome*
   };
   std::string reply;
   ReadStatus status = ReadStatus::Closed;
-  if (send_all(to_child_, std::string(1, kind) + body)) status = read_frame(from_child_, reply, deadline);
+  {
+    const CheckTurn::Waiting waiting;  // checks side by side go on while this one waits
+    if (send_all(to_child_, std::string(1, kind) + body)) status = read_frame(from_child_, reply, deadline);
+  }
   if (status == ReadStatus::Ok) return reply;
 
   const Mode mode = static_cast<Mode>(shared_->mode);

@@ -6,6 +6,7 @@
 #include "check/case_loop.h"
 #include "check/case_worker.h"
 #include "check/check_error.h"
+#include "check/check_turn.h"
 #include "check/known_findings.h"
 #include "check/mode_plan.h"
 #include "oracles/oracles.h"
@@ -89,6 +90,7 @@ void mark_known(const Contract& contract, const std::string& target, const Check
 
 ContractResult check_contract(const Contract& contract, const std::string& target,
                               const CheckOptions& options) {
+  const CheckTurn turn;  // checks side by side take turns, but at their workers
   ContractResult r = initial_result(contract, target, options);
   try {
     const BoundOps bound = bind_ops(contract, target);

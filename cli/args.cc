@@ -67,6 +67,7 @@ const Flag kFlags[] = {
     {"--out", true, [](Args& a, const std::string& v) { a.out = v; }},
     {"--cases", true, [](Args& a, const std::string& v) { a.cases = static_cast<int>(parse_number("--cases", v, 1, 10000000)); }},
     {"--seed", true, [](Args& a, const std::string& v) { a.seed = parse_number("--seed", v, 0, UINT64_MAX); }},
+    {"--jobs", true, [](Args& a, const std::string& v) { a.jobs = static_cast<int>(parse_number("--jobs", v, 1, 1024)); }},
 };
 
 // Every command takes these.

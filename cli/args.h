@@ -39,6 +39,7 @@ struct Args {
   bool help = false;          // -h/--help after the command: its usage
   std::vector<Mode> modes;
   int cases = -1;             // -1: not given; each command has its default
+  int jobs = 0;               // check --jobs: checks side by side (0: not given)
   uint64_t seed = kDefaultSeed;
 };
 

@@ -5,6 +5,7 @@
 
 #include <ATen/Parallel.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -34,10 +35,12 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// Repeats `round` until at least `min_s` seconds have passed; returns rounds per second.
-template <class F>
-double rate(F&& round, double min_s) {
-  round();  // warm-up: first-call costs (dispatcher caches, allocator) are not the op's
+// Repeats `round` until at least `min_s` seconds have passed, after `warm_up` (first-call
+// costs -- dispatcher caches, the allocator, imports -- are not the mode's); returns rounds
+// per second.
+template <class W, class F>
+double rate(W&& warm_up, F&& round, double min_s) {
+  warm_up();
   int rounds = 0;
   const auto t0 = Clock::now();
   double s = 0;
@@ -48,6 +51,10 @@ double rate(F&& round, double min_s) {
   } while (s < min_s);
   return rounds / s;
 }
+
+// Cases a per-case rate warms up on: enough to reach every first-call cost, few enough
+// that a mode at 50 cases/s does not spend a whole pass on it.
+constexpr int kWarmUpCases = 64;
 
 // Generated cases until every declared branch was hit and every in-place use made, drawn
 // as a check draws them (plain or targeted): 0 when nothing is declared, -1 when `limit`
@@ -144,6 +151,12 @@ bool python_for_bench(std::vector<std::string>& lines) {
   }
 }
 
+// A mode's rate: whole checked cases per second.
+struct Measured {
+  std::string name;
+  double cases_per_s = 0;
+};
+
 // One contract's benchmark: its generated cases and the rates measured on them.
 class Bench {
  public:
@@ -165,22 +178,24 @@ class Bench {
       inputs.push_back(materialize(c, contract_, CaseFacts(c, contract_)));
       largest_ = std::max(largest_, case_numel(c));
     }
-    return cases_ * rate([&] {
+    auto round = [&] {
       for (size_t i = 0; i < inputs.size(); ++i) {
         set_context(contract_, generated_[i]);
         call_boxed(op_, inputs[i].args);
       }
-    }, 1.0);
+    };
+    return cases_ * rate(round, round, 1.0);
   }
 
   // Whole checked cases per second of `run_one` over freshly generated cases (generation
   // included).
   template <class F>
   double case_rate(F&& run_one) {
-    return cases_ * rate([&] {
+    auto pass = [&](int n) {
       rc::Random r(seed_);
-      for (int i = 0; i < cases_; ++i) run_one(gen_(r.split(), i % 101).value());
-    }, 1.0);
+      for (int i = 0; i < n; ++i) run_one(gen_(r.split(), i % 101).value());
+    };
+    return cases_ * rate([&] { pass(std::min(cases_, kWarmUpCases)); }, [&] { pass(cases_); }, 1.0);
   }
 
   double eager() {
@@ -198,45 +213,60 @@ class Bench {
     return case_rate([&](const Case& c) { run_compiled(op_, contract_, c, CaseFacts(c, contract_)); });
   }
 
-  // The real PyTorch's fake and compiled modes, after a warm-up pass over the same cases
-  // (torch.compile compiles once per guard set; the count says how often).
-  std::vector<std::string> pytorch(bool python, bool fake_runs, bool compiled_runs) {
+  // The real PyTorch's fake and compiled modes: each a measured rate, and lines saying
+  // what stood in the way (no Python) or how torch.compile spent its graphs.
+  struct PyTorchRates {
+    std::vector<Measured> rates;
     std::vector<std::string> lines;
-    if (!python) lines.push_back("PyTorch's fake and torch.compile: not run (--no-python)");
-    if (!python || !(fake_runs || compiled_runs) || !python_for_bench(lines)) return lines;
-    char text[200];
+  };
+  PyTorchRates pytorch(bool python, bool fake_runs, bool compiled_runs) {
+    PyTorchRates out;
+    if (!python) out.lines.push_back("PyTorch's fake and torch.compile: not run (--no-python)");
+    if (!python || !(fake_runs || compiled_runs) || !python_for_bench(out.lines)) return out;
     for (const bool symbolic : {false, true}) {
       if (!fake_runs) break;
-      std::snprintf(text, sizeof text, "fake (PyTorch FakeTensorMode, %s sizes): %.0f cases/s",
-                    symbolic ? "symbolic" : "static", case_rate([&](const Case& c) {
-                      run_fake_pytorch(op_, contract_, c, CaseFacts(c, contract_), symbolic);
-                    }));
-      lines.push_back(text);
+      out.rates.push_back({std::string("fake (PyTorch FakeTensorMode, ") + (symbolic ? "symbolic" : "static") + " sizes)",
+                           case_rate([&](const Case& c) {
+                             run_fake_pytorch(op_, contract_, c, CaseFacts(c, contract_), symbolic);
+                           })});
     }
     for (const char* backend : kTorchCompileBackends) {
       if (!compiled_runs) break;
-      lines.push_back(torch_compile_line(backend));
+      torch_compile(backend, out);
     }
-    return lines;
+    return out;
   }
 
   int64_t largest() const { return largest_; }
 
  private:
-  std::string torch_compile_line(const char* backend) {
-    int compilations = 0;
+  // One backend as a check runs it (the same graph budget): a warm-up pass over the cases
+  // compiles what they need, then the rate over cases, graphs there or not; the lines say
+  // how many cases ran on a graph, and why each graph was compiled.
+  void torch_compile(const char* backend, PyTorchRates& out) {
+    int meeting = 0, on_a_graph = 0;
     auto one = [&](const Case& c) {
-      compilations = run_torch_compile(op_, contract_, c, CaseFacts(c, contract_), backend, 0).compilations;
+      const CaseFacts facts(c, contract_);
+      // A check judges a case that breaks a requires: by the precondition clause alone.
+      if (!broken_requires(facts, contract_).empty()) return;
+      ++meeting;
+      on_a_graph += !run_torch_compile(op_, contract_, c, facts, backend).skipped;
     };
     const auto t0 = Clock::now();
     for (const Case& c : generated_) one(c);
     const double warm_up = seconds_since(t0);
-    char text[200];
+    const int ran = on_a_graph, eligible = meeting;
+    const std::string name = std::string("compiled (torch.compile backend=") + backend + ", dynamic)";
+    out.rates.push_back({name, case_rate(one)});
+    const std::vector<std::string> graphs = python::compiled_graphs(op_, backend);
+    char text[300];
     std::snprintf(text, sizeof text,
-                  "compiled (torch.compile backend=%s, dynamic): %.0f cases/s after a %.1f s warm-up, "
-                  "%d compilation(s)",
-                  backend, case_rate(one), warm_up, compilations);
-    return text;
+                  "%s: %zu graph(s) compiled in a %.1f s warm-up (budget %d); %d of the %d cases meeting the "
+                  "requires ran on a graph, the others in the C++ model only",
+                  name.c_str(), graphs.size(), warm_up, kTorchCompileGraphBudget, ran, eligible);
+    out.lines.push_back(text);
+    for (size_t g = 0; g < graphs.size(); ++g)
+      out.lines.push_back("  graph " + std::to_string(g + 1) + ": " + graphs[g]);
   }
 
   const Contract& contract_;
@@ -248,43 +278,39 @@ class Bench {
   int64_t largest_ = 0;
 };
 
-// A mode's rate, or why it did not run.
-void print_rate(std::ostream& out, const Contract& contract, Mode m, bool runs, double cases_per_s) {
-  if (!runs) {
-    out << to_string(m) << ": not run (" << contract.skip.at(m) << ")\n";
-    return;
-  }
-  char line[160];
-  std::snprintf(line, sizeof line, "%s: %.0f cases/s\n", to_string(m), cases_per_s);
-  out << line;
-}
-
 }  // namespace
 
 void run_bench(const Contract& contract, const std::string& target, int cases, uint64_t seed,
                bool python, std::ostream& out) {
   Bench bench(contract, target, cases, seed);
   const double bare = bench.bare();
-  const double eager = bench.eager();
+  std::vector<Measured> rates{{"eager", bench.eager()}};
   const bool fake_runs = !contract.skip.count(Mode::Fake);
   const bool compiled_runs = !contract.skip.count(Mode::Compiled);
-  const double fake = fake_runs ? bench.fake() : 0;
-  const double compiled = compiled_runs ? bench.compiled() : 0;
-  const std::vector<std::string> pytorch_lines = bench.pytorch(python, fake_runs, compiled_runs);
+  if (fake_runs) rates.push_back({"fake", bench.fake()});
+  if (compiled_runs) rates.push_back({"compiled", bench.compiled()});
+  const Bench::PyTorchRates pytorch = bench.pytorch(python, fake_runs, compiled_runs);
 
-  char line[160];
+  char line[200];
   out << "bench " << contract.op << " -> " << target << ": " << cases << " generated cases, largest "
       << bench.largest() << " elements, seed " << seed << ", " << at::get_num_threads() << " thread(s)\n";
-  std::snprintf(line, sizeof line, "bare: %.0f calls/s\neager: %.0f cases/s\nbare/eager: %.1f\n", bare, eager,
-                bare / eager);
+  std::snprintf(line, sizeof line, "bare: %.0f calls/s\neager: %.0f cases/s\nbare/eager: %.1f\n", bare,
+                rates[0].cases_per_s, bare / rates[0].cases_per_s);
   out << line;
-  print_rate(out, contract, Mode::Fake, fake_runs, fake);
-  print_rate(out, contract, Mode::Compiled, compiled_runs, compiled);
-  for (const std::string& l : pytorch_lines) out << l << "\n";
-  std::pair<const char*, double> slowest{"eager", eager};
-  if (fake_runs && fake < slowest.second) slowest = {"fake", fake};
-  if (compiled_runs && compiled < slowest.second) slowest = {"compiled", compiled};
-  std::snprintf(line, sizeof line, "slowest: %s %.0f cases/s\n", slowest.first, slowest.second);
+  for (Mode m : {Mode::Fake, Mode::Compiled})
+    if (contract.skip.count(m)) out << to_string(m) << ": not run (" << contract.skip.at(m) << ")\n";
+  rates.insert(rates.end(), pytorch.rates.begin(), pytorch.rates.end());
+  for (size_t i = 1; i < rates.size(); ++i) {
+    std::snprintf(line, sizeof line, "%s: %.0f cases/s\n", rates[i].name.c_str(), rates[i].cases_per_s);
+    out << line;
+  }
+  for (const std::string& l : pytorch.lines) out << l << "\n";
+  const Measured slowest =
+      *std::min_element(rates.begin(), rates.end(), [](const Measured& a, const Measured& b) {
+        return a.cases_per_s < b.cases_per_s;
+      });
+  std::snprintf(line, sizeof line, "slowest: %s %.0f cases/s (of %zu modes measured)\n", slowest.name.c_str(),
+                slowest.cases_per_s, rates.size());
   out << line;
   bench_regressions(contract, seed, std::min(cases, 1000), python, out);
 }

@@ -6,6 +6,9 @@
 //   bare/eager: 80.5
 //   fake: 9000 cases/s        (generate + the same case on Meta tensors)
 //   compiled: 9000 cases/s    (generate + functionalized call, guard, copy-back, dead inputs)
+//   fake (PyTorch ...), compiled (torch.compile backend=...): the real PyTorch's rates, with
+//                             per backend the graphs compiled, why, and the warm-up's time
+//   slowest: ...              the slowest of every mode measured
 //   regressions ...           per listed regression and clause: cases until caught, the
 //                             shrunk case's elements and shrink steps
 #pragma once

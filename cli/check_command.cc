@@ -1,10 +1,14 @@
 // `opcontract check`: each contract against its op (or its listed regressions), a table
 // per op, and optionally JSON results and a rewritten known-findings file.
+#include <ATen/Parallel.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
+#include <functional>
 #include <iostream>
+#include <thread>
 
 #include "check/check_contract.h"
 #include "cli/command.h"
@@ -19,7 +23,7 @@ namespace {
 const char* kUsage = R"(  opcontract check CONTRACT... [--target Q] [--regressions] [--load LIB.so]...
                                [--cases N] [--seed S] [--json FILE]
                                [--case-timeout SECONDS] [--no-isolation]
-                               [--known FILE [--update-known]] [--modes M,...]
+                               [--known FILE [--update-known]] [--modes M,...] [--jobs N]
 
   Checks each contract against its op: the contract's `op` when registered, else its
   `port` (opcontract's bundled port), or Q given with --target.
@@ -37,6 +41,8 @@ const char* kUsage = R"(  opcontract check CONTRACT... [--target Q] [--regressio
              is known (xfail), a new one fails, a listed one not found fails (xpass).
   --update-known  rewrites that file from this run's findings (listed reasons kept).
   --modes    the modes to run besides eager, e.g. fake,compiled (default: the contract's).
+  --jobs     checks run side by side, each with its own worker (default: one per core);
+             each worker's ops then get cores / N threads. The report is the same.
 )";
 
 void finish(Args& a) {
@@ -45,6 +51,7 @@ void finish(Args& a) {
   if (a.regressions && !a.target.empty())
     throw UsageError("--regressions checks the targets the contract lists; drop --target");
   if (a.cases < 0) a.cases = 100;
+  if (a.jobs == 0) a.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
 // The command line's options, with a progress line: one updating line on a terminal,
@@ -58,33 +65,65 @@ CheckOptions options_with_progress(const Args& a) {
   return options;
 }
 
-// Each contract checked against its target, or against each regression it lists.
-std::vector<RunEntry> check_all(const std::vector<std::shared_ptr<const Contract>>& contracts, const Args& a,
-                                const std::vector<KnownEntry>& known, const Session& session) {
-  CheckOptions options = options_with_progress(a);
-  const bool tty = isatty(STDERR_FILENO);
-  std::vector<RunEntry> run;
-  auto add = [&](const std::shared_ptr<const Contract>& c, const std::string& target, const Regression* regression) {
-    RunEntry e;
-    e.contract = c;
-    e.regression = regression;
-    options.known = known_for(known, c->file, target);
-    // A historical variant is held to the clauses it is listed for; misuse only when that is one.
-    options.misuse = a.misuse && (!regression || std::find(regression->expect.begin(), regression->expect.end(),
-                                                           "misuse") != regression->expect.end());
-    e.result = check_contract(*c, target, options);
-    if (tty && e.result.cases >= 64) std::fprintf(stderr, "\r\033[K");
-    e.replay_base = quote(session.self) + " check " + quote(c->file) + " --target " + quote(target) + library_flags(a);
-    run.push_back(std::move(e));
-  };
+// One check of the run: a contract against its target or one of its regressions.
+struct Planned {
+  std::shared_ptr<const Contract> contract;
+  std::string target;
+  const Regression* regression = nullptr;
+};
+
+// Each contract against its target, or against each regression it lists, in order.
+std::vector<Planned> plan_checks(const std::vector<std::shared_ptr<const Contract>>& contracts, const Args& a) {
+  std::vector<Planned> planned;
   for (const auto& c : contracts) {
     if (!a.regressions) {
-      add(c, target_name(*c, a.target), nullptr);
+      planned.push_back({c, target_name(*c, a.target), nullptr});
       continue;
     }
     if (c->regressions.empty()) std::cout << "\n== " << c->op << ": no regressions listed in " << c->file << "\n";
-    for (const auto& r : c->regressions) add(c, r.target, &r);
+    for (const auto& r : c->regressions) planned.push_back({c, r.target, &r});
   }
+  return planned;
+}
+
+// Calls run(i) for i in [0, n) on up to `jobs` threads; each thread takes the next i.
+void run_side_by_side(size_t n, int jobs, const std::function<void(size_t)>& run) {
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next++) < n;) run(i);
+  };
+  std::vector<std::thread> threads;
+  for (int t = 1; t < jobs && static_cast<size_t>(t) < n; ++t) threads.emplace_back(work);
+  work();
+  for (std::thread& t : threads) t.join();
+}
+
+// The planned checks, `a.jobs` side by side (each its own worker process: the cost of the
+// fake and compiled modes is per case and per compile, so checks scale with the cores);
+// each worker's ops get an equal share of the cores as threads.
+std::vector<RunEntry> check_all(const std::vector<std::shared_ptr<const Contract>>& contracts, const Args& a,
+                                const std::vector<KnownEntry>& known, const Session& session) {
+  const CheckOptions options = options_with_progress(a);
+  const bool tty = isatty(STDERR_FILENO);
+  const std::vector<Planned> planned = plan_checks(contracts, a);
+  const int jobs = static_cast<int>(std::min<size_t>(a.jobs, std::max<size_t>(planned.size(), 1)));
+  if (jobs > 1) at::set_num_threads(std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / jobs));
+  std::vector<RunEntry> run(planned.size());
+  run_side_by_side(planned.size(), jobs, [&](size_t i) {
+    const Planned& p = planned[i];
+    CheckOptions own = options;
+    own.known = known_for(known, p.contract->file, p.target);
+    // A historical variant is held to the clauses it is listed for; misuse only when that is one.
+    own.misuse = a.misuse && (!p.regression || std::find(p.regression->expect.begin(), p.regression->expect.end(),
+                                                         "misuse") != p.regression->expect.end());
+    RunEntry& e = run[i];
+    e.contract = p.contract;
+    e.regression = p.regression;
+    e.result = check_contract(*p.contract, p.target, own);
+    if (tty && e.result.cases >= 64) std::fprintf(stderr, "\r\033[K");
+    e.replay_base = quote(session.self) + " check " + quote(p.contract->file) + " --target " + quote(p.target) +
+                    library_flags(a);
+  });
   return run;
 }
 
@@ -144,8 +183,8 @@ int run_check(const Args& a, const Session& session) {
 Command check_command() {
   return {"check",
           kUsage,
-          {"--target", "--no-targeting", "--no-misuse", "--json", "--regressions", "--no-isolation", "--case-timeout", "--modes",
-           "--known", "--update-known", "--cases", "--seed"},
+          {"--target", "--no-targeting", "--no-misuse", "--json", "--regressions", "--no-isolation", "--case-timeout",
+           "--modes", "--known", "--update-known", "--cases", "--seed", "--jobs"},
           finish,
           run_check};
 }

@@ -7,7 +7,6 @@
 #include "support/json_writer.h"
 
 namespace opc {
-namespace {
 
 std::string scalar_text(const ScalarValue& v) {
   return std::visit(
@@ -24,6 +23,8 @@ std::string scalar_text(const ScalarValue& v) {
       },
       v);
 }
+
+namespace {
 
 // {"kind": "size", "arg": "out", "dim": 0, "change": "minus_one"}: names, not numbers.
 void write_misuse(JsonWriter& w, const Misuse& m, const Contract& contract) {

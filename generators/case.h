@@ -71,6 +71,8 @@ std::string describe(const Case& c, const Contract& contract);
 std::string case_json(const Case& c, const Contract& contract);
 // "[2, 3]"
 std::string shape_text(const std::vector<int64_t>& sizes);
+// A scalar argument's value as describe() writes it: "1e-05", "true", "default".
+std::string scalar_text(const ScalarValue& v);
 // Elements of all tensors: how big a case is (smaller is simpler when shrinking).
 int64_t case_numel(const Case& c);
 

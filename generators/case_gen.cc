@@ -39,15 +39,22 @@ int64_t pick_value(const ValueSpec& v, std::vector<int64_t>& values) {
   std::vector<Family> favor;
   for (const auto& e : v.favor) {
     // `k` lives in this value's own slot while favoured members are computed.
-    favor.push_back([e, values, slot = v.slot](int64_t k) -> std::optional<int64_t> {
-      std::vector<int64_t> with_k = values;
+    auto at_k = [e, with_k = values, slot = v.slot](int64_t k) mutable -> std::optional<int64_t> {
       with_k[slot] = k;
       try {
         return e.eval({with_k.data(), nullptr});
       } catch (const EvalError&) {
         return std::nullopt;
       }
-    });
+    };
+    const std::vector<int>& reads = e.value_slots();
+    if (std::find(reads.begin(), reads.end(), v.slot) != reads.end()) {
+      favor.push_back(std::move(at_k));
+      continue;
+    }
+    // A favoured constant (`favor: [1, 7]`, or over other values only): one evaluation,
+    // not one per k the family is enumerated over.
+    favor.push_back([value = at_k(0)](int64_t) { return value; });
   }
   return *dim_gen(lo, hi, std::move(favor));
 }

@@ -1,6 +1,4 @@
 // write: a declared output must be written where declared, and only there.
-#include <cstring>
-
 #include "oracles/oracles.h"
 #include "oracles/storage_diff.h"
 #include "runners/materialize.h"
@@ -15,18 +13,10 @@ std::vector<Finding> check_write(const OracleInput& in) {
     if (!ms) continue;
     const std::string& name = in.contract.args[a.arg].name;
     const at::Tensor region = region_of(a.view, ms->writes, facts);
-    const std::vector<uint8_t> region_mask = footprint(region, a.storage);
     const std::string where = ms->writes.all ? "" : " " + ms->writes.text;
     if (ms->sentinel) {
-      const std::vector<uint8_t> sentinel = sentinel_bytes(a.storage.scalar_type());
-      const auto* after = static_cast<const uint8_t*>(a.storage.data_ptr());
-      const size_t item = sentinel.size();
-      int64_t left = 0, first = -1;
-      for (size_t e = 0; e < region_mask.size(); ++e)
-        if (region_mask[e] && std::memcmp(after + e * item, sentinel.data(), item) == 0) {
-          ++left;
-          if (first < 0) first = static_cast<int64_t>(e);
-        }
+      int64_t first = -1;
+      const int64_t left = elements_holding(region, a.storage, sentinel_bytes(a.storage.scalar_type()), first);
       if (left > 0)
         out.push_back({"write", "output '" + name + "' still holds the sentinel in " +
                                     std::to_string(left) + " of the " +
@@ -37,6 +27,7 @@ std::vector<Finding> check_write(const OracleInput& in) {
                                     "caller reads stale memory (a \"phantom tensor\")."});
     }
     if (ms->rest_untouched && !ms->writes.all) {
+      const std::vector<uint8_t> region_mask = footprint(region, a.storage);
       const std::vector<uint8_t> view_mask = footprint(a.view, a.storage);
       int64_t stray = 0, first = -1;
       for (int64_t e : changed_elements(a))

@@ -47,9 +47,10 @@ ArgObservation observe_arg(int arg, const at::Tensor& storage, const at::Tensor&
   a.storage = storage;
   a.view = view;
   a.before = TensorMeta::of(view);
-  const size_t n = snapshot ? storage.nbytes() : 0;
-  a.bytes_before.resize(n);
-  if (n) std::memcpy(a.bytes_before.data(), storage.data_ptr(), n);
+  if (snapshot) {
+    const auto* bytes = static_cast<const uint8_t*>(storage.data_ptr());
+    a.bytes_before.assign(bytes, bytes + storage.nbytes());
+  }
   return a;
 }
 

@@ -1,5 +1,6 @@
 #include "runners/materialize.h"
 
+#include <ATen/EmptyTensor.h>
 #include <ATen/MemoryOverlap.h>
 #include <c10/util/Float8_e4m3fn.h>
 #include <sys/mman.h>
@@ -24,33 +25,46 @@ struct Rng {
   double uniform01() { return (next() >> 11) * 0x1.0p-53; }
 };
 
+// Irwin-Hall with four 16-bit terms of one draw: mean 0, unit variance, cheap (filling
+// dominates a case's cost).
+double normal(Rng& rng) {
+  const uint64_t r = rng.next();
+  const uint32_t sum = (r & 0xFFFF) + ((r >> 16) & 0xFFFF) + ((r >> 32) & 0xFFFF) + (r >> 48);
+  return (sum * (1.0 / 65536.0) - 2.0) * 1.7320508075688772;
+}
+
+// A drawn value as an element of type T; `normal` draws become small ints around 0 in
+// integer types.
+template <class T>
+T element(double v, bool normal) {
+  if constexpr (std::is_integral_v<T>) {
+    if (normal) v *= 8;
+    if constexpr (std::is_same_v<T, bool>) return v > 0;
+    else if constexpr (std::is_unsigned_v<T>) return static_cast<T>(static_cast<int64_t>(std::abs(v)));
+    else return static_cast<T>(static_cast<int64_t>(v));
+  } else {
+    return static_cast<T>(static_cast<float>(v));
+  }
+}
+
+// One loop per distribution, so that the choice is made once per tensor, not per element.
 template <class T>
 void fill_with(T* p, int64_t n, Rng& rng, const ValueDist& dist, int64_t lo, int64_t hi) {
-  for (int64_t i = 0; i < n; ++i) {
-    double v = 0;
-    switch (dist.kind) {
-      case ValueDist::Kind::Normal: {
-        // Irwin-Hall with four 16-bit terms of one draw: mean 0, unit variance, cheap
-        // (filling dominates a case's cost).
-        const uint64_t r = rng.next();
-        const uint32_t sum = (r & 0xFFFF) + ((r >> 16) & 0xFFFF) + ((r >> 32) & 0xFFFF) + (r >> 48);
-        v = (sum * (1.0 / 65536.0) - 2.0) * 1.7320508075688772;
-        break;
-      }
-      case ValueDist::Kind::Uniform: v = lo + (hi - lo) * rng.uniform01(); break;
-      case ValueDist::Kind::Ints:
-        v = static_cast<double>(lo + static_cast<int64_t>(rng.next() % static_cast<uint64_t>(hi - lo + 1)));
-        break;
-      case ValueDist::Kind::Offsets: break;  // the view's elements are written afterwards
-    }
-    if constexpr (std::is_integral_v<T>) {
-      if (dist.kind == ValueDist::Kind::Normal) v *= 8;  // small ints around 0
-      if constexpr (std::is_same_v<T, bool>) p[i] = v > 0;
-      else if constexpr (std::is_unsigned_v<T>) p[i] = static_cast<T>(static_cast<int64_t>(std::abs(v)));
-      else p[i] = static_cast<T>(static_cast<int64_t>(v));
-    } else {
-      p[i] = static_cast<T>(static_cast<float>(v));
-    }
+  switch (dist.kind) {
+    case ValueDist::Kind::Normal:
+      for (int64_t i = 0; i < n; ++i) p[i] = element<T>(normal(rng), true);
+      break;
+    case ValueDist::Kind::Uniform:
+      for (int64_t i = 0; i < n; ++i) p[i] = element<T>(lo + (hi - lo) * rng.uniform01(), false);
+      break;
+    case ValueDist::Kind::Ints:
+      for (int64_t i = 0; i < n; ++i)
+        p[i] = element<T>(static_cast<double>(lo + static_cast<int64_t>(rng.next() % static_cast<uint64_t>(hi - lo + 1))),
+                          false);
+      break;
+    case ValueDist::Kind::Offsets:  // the view's elements are written afterwards
+      for (int64_t i = 0; i < n; ++i) p[i] = element<T>(0, false);
+      break;
   }
 }
 
@@ -338,6 +352,22 @@ Materialized materialize(const Case& c, const Contract& contract, const CaseFact
     m.tensors.push_back({a.index, storage, view});
   }
   return m;
+}
+
+Materialized copy_of(const Materialized& m) {
+  Materialized out;
+  out.args = m.args;
+  out.tensors.reserve(m.tensors.size());
+  for (const TensorArg& t : m.tensors) {
+    // Allocated and copied directly: a case's small tensors would spend more time in the
+    // dispatcher (clone, empty) than in the copy.
+    at::Tensor storage = at::detail::empty_cpu({t.storage.numel()}, t.storage.scalar_type(), false);
+    std::memcpy(storage.data_ptr(), t.storage.data_ptr(), t.storage.nbytes());
+    at::Tensor view = storage.as_strided(t.view.sizes(), t.view.strides(), t.view.storage_offset());
+    out.args[t.arg] = view;
+    out.tensors.push_back({t.arg, storage, view});
+  }
+  return out;
 }
 
 }  // namespace opc

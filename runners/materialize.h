@@ -3,6 +3,7 @@
 //   Materialized m = materialize(case, contract, facts);
 //   m.args          // IValues in schema order, ready for a boxed call
 //   m.tensors[i]    // per tensor argument: its storage (guards included) and its view
+//   Materialized again = copy_of(m);   // another run of the case: a copy, no new draw
 //
 // Storage layout of every tensor argument, in elements:
 //   [ guard | base of the layout (the view and any gaps of narrow/row_strided) | guard ]
@@ -44,6 +45,10 @@ enum class Placement { Guarded, Fenced };
 // of its argument.
 Materialized materialize(const Case& c, const Contract& contract, const CaseFacts& facts,
                          Placement placement = Placement::Guarded);
+
+// The same tensors again on storages of their own (the same bytes, the same geometry): a
+// fresh run of a case for a copy of its bytes instead of drawing its values anew.
+Materialized copy_of(const Materialized& m);
 
 // A scalar argument's value as the op receives it (the schema's default where the case
 // holds std::monostate).

@@ -268,7 +268,9 @@ args:
     if (x.numel() == 0) continue;  // no data pointer to speak of
     const auto address = reinterpret_cast<uintptr_t>(x.data_ptr());
     EXPECT_EQ(address % f.alignment, 0u) << describe(c, *contract);
-    if (f.alignment < kStorageAlignment) EXPECT_NE(address % (2 * f.alignment), 0u) << describe(c, *contract);
+    if (f.alignment < kStorageAlignment) {
+      EXPECT_NE(address % (2 * f.alignment), 0u) << describe(c, *contract);
+    }
     alignments.insert(f.alignment);
   }
   EXPECT_EQ(seen.size(), 8u);

@@ -109,6 +109,8 @@ namespace {
 
 // start(), before its output is caught.
 void start_interpreter() {
+  // Before torch is imported: importing inductor sets TORCHINDUCTOR_CACHE_DIR to its default.
+  const std::string cache = compile_cache_dir();
   PyConfig config;
   PyConfig_InitPythonConfig(&config);
   config.install_signal_handlers = 0;  // Ctrl-C and SIGTERM stay opcontract's
@@ -136,6 +138,7 @@ void start_interpreter() {
     path.insert(0, bridge_dir());
     path.insert(1, "");
     g_bridge = new py::module_(py::module_::import("opcontract_bridge"));
+    g_bridge->attr("use_compile_cache")(cache);
   } catch (const py::error_already_set& e) {
     g_unavailable = "the embedded Python (" + python + ") could not import torch and the bridge: " + e.what();
     throw std::runtime_error(g_unavailable);
@@ -209,7 +212,11 @@ void after_fork_parent() {
 void after_fork_child() {
   if (!g_started) return;
   PyOS_AfterFork_Child();
-  PyGILState_Release(g_fork_gil);
+  // The forking thread's state is the child's only one now, kept: releasing it as the
+  // parent does would delete it when a thread other than the main one forked (`check
+  // --jobs`), and the child's next call into Python would die ("init_threadstate: thread
+  // state already initialized"). So only the GIL is released.
+  if (g_fork_gil == PyGILState_UNLOCKED) PyEval_SaveThread();
 }
 
 void import_module(const std::string& name) {
@@ -298,16 +305,18 @@ FakeResult fake_call(const OpBinding& op, const std::vector<c10::IValue>& args, 
 }
 
 CompiledResult compiled_call(const OpBinding& op, const std::vector<c10::IValue>& args,
-                             const std::string& backend, const std::string& context, int budget) {
+                             const std::string& backend, const std::string& context, int budget,
+                             const std::vector<std::string>& reaches) {
   py::gil_scoped_acquire gil;
   CompiledResult r;
   try {
     const py::dict d = bridge().attr("compiled_call")(qualname_of(op), overload_of(op), to_python(args),
-                                                      backend, true, context, budget);
+                                                      backend, true, context, budget, reaches);
     r.ok = d["ok"].cast<bool>();
     r.error = d["error"].cast<std::string>();
     r.compilations = d["compilations"].cast<int>();
     r.skipped = d["skipped"].cast<bool>();
+    r.compiled = d["compiled"].cast<bool>();
     const auto& returns = op.handle.schema().returns();
     size_t i = 0;
     for (const py::handle v : d["returns"]) {
@@ -319,6 +328,32 @@ CompiledResult compiled_call(const OpBinding& op, const std::vector<c10::IValue>
     throw python_error("the compiled mode's call of " + op.name, e);
   }
   return r;
+}
+
+std::vector<std::string> compiled_graphs(const OpBinding& op, const std::string& backend) {
+  py::gil_scoped_acquire gil;
+  try {
+    return bridge().attr("compiled_graphs")(qualname_of(op), overload_of(op), backend).cast<std::vector<std::string>>();
+  } catch (const py::error_already_set& e) {
+    throw python_error("the compiled graphs of " + op.name, e);
+  }
+}
+
+std::string compile_cache_dir() {
+  auto env = [](const char* name) -> std::string {
+    const char* v = std::getenv(name);
+    return v && *v ? v : "";
+  };
+  if (std::string dir = env("OPCONTRACT_CACHE_DIR"); !dir.empty()) return dir;
+  if (std::string dir = env("TORCHINDUCTOR_CACHE_DIR"); !dir.empty()) return dir;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  // A build tree's binary (scripts/setup's build/, ctest's): the cache goes with the build.
+  if (!ec && fs::exists(self.parent_path() / "CMakeCache.txt", ec))
+    return (self.parent_path() / "compile-cache").string();
+  if (std::string dir = env("XDG_CACHE_HOME"); !dir.empty()) return dir + "/opcontract";
+  return env("HOME").empty() ? "/tmp/opcontract-cache" : env("HOME") + "/.cache/opcontract";
 }
 
 }  // namespace opc::python

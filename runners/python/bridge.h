@@ -107,16 +107,29 @@ struct CompiledResult {
   std::string error;  // PyTorch's own message: compile error, guard, aliasing, ...
   std::vector<c10::IValue> returns;
   int compilations = 0;  // graphs compiled so far for this op and backend
-  bool skipped = false;  // not called: it needed a graph beyond the budget
+  bool skipped = false;  // not called: it fitted no graph and could not compile one
+  bool compiled = false;  // this call compiled a graph
 };
 
 // The op through torch.compile(fullgraph=True, dynamic=True) with `backend` ("aot_eager",
 // "inductor"), called on `args` themselves: mutable ones get written as eager writes them.
 // Compiled functions are kept per `context` (the case's context values, in words): what an
 // op reads from process state at trace time is baked into its graph.
-// `budget` (> 0) bounds the graphs compiled for this op and backend in this process; a
-// call needing one more is skipped.
+// A call runs on a graph there is when one fits; else it compiles one only when `reaches`
+// (what the case reaches that the contract lists: dtypes, layouts, branches) holds
+// something no graph of this op and backend was compiled for, and fewer than `budget`
+// (> 0) graphs were compiled; otherwise it is skipped.
 CompiledResult compiled_call(const OpBinding& op, const std::vector<c10::IValue>& args,
-                             const std::string& backend, const std::string& context, int budget);
+                             const std::string& backend, const std::string& context, int budget,
+                             const std::vector<std::string>& reaches);
+
+// Why each graph of `op` with `backend` was compiled in this process, in order (what its
+// first case reached anew; its error when the compile failed).
+std::vector<std::string> compiled_graphs(const OpBinding& op, const std::string& backend);
+
+// Where compiled graphs are kept across runs (start() sets it up): $OPCONTRACT_CACHE_DIR,
+// else $TORCHINDUCTOR_CACHE_DIR, else compile-cache/ beside a binary in a build tree, else
+// $XDG_CACHE_HOME/opcontract (~/.cache/opcontract).
+std::string compile_cache_dir();
 
 }  // namespace opc::python

@@ -35,8 +35,10 @@ std::vector<std::string> python_registered_ops() { refuse(); }
 void set_context(const std::string&, const std::map<std::string, int64_t>&) { refuse(); }
 FakeResult fake_call(const OpBinding&, const std::vector<c10::IValue>&, bool) { refuse(); }
 CompiledResult compiled_call(const OpBinding&, const std::vector<c10::IValue>&, const std::string&,
-                             const std::string&, int) {
+                             const std::string&, int, const std::vector<std::string>&) {
   refuse();
 }
+std::vector<std::string> compiled_graphs(const OpBinding&, const std::string&) { refuse(); }
+std::string compile_cache_dir() { refuse(); }
 
 }  // namespace opc::python

@@ -42,10 +42,14 @@ What torch 2.13's torch.compile(fullgraph=True) does with a custom op (measured)
     itself. Either way ``out`` ends up written as eager writes it; the compiled function
     returns None.
 
-Int and float arguments are specialised: a schema ``int``/``float`` cannot take a symbol,
-so each distinct value compiles once (``SymInt`` arguments stay symbolic with
-``dynamic=True``). Tensor dims of size 0 or 1 are specialised too (torch.compile's 0/1
-specialisation), so ``dynamic=True`` compiles about once per {0, 1, >=2} pattern of sizes.
+What makes torch 2.13 compile another graph for a case (measured, dynamic=True): another
+dtype of an argument, None for an optional tensor, a size of 0 or 1 (specialised), a stride
+of 1 where the graph had another (specialised like a size of 1, so a transposed view needs
+its own graph), and another value of a schema ``int`` or ``float``: those cannot take a
+symbol, and even with ``torch._dynamo.config.specialize_float = False`` dynamo guards the
+float on its value when it reaches the op. So compiled_call does not compile for every case
+that fits no graph: only for one that reaches something the contract lists that no graph
+was compiled for (a dtype, a layout, a branch), within a budget.
 """
 
 import os
@@ -60,13 +64,14 @@ import importlib.metadata
 import itertools
 import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import torch
 import torch._dynamo  # before runtime_wrappers: importing that first is a circular import
 import torch._functorch.config
 import torch._inductor.config
+import torch.fx.experimental._config
 from torch._functorch._aot_autograd.runtime_wrappers import _AnalyzeCustomOpInputOutputMode
 from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, StatelessSymbolicContext
@@ -76,24 +81,27 @@ from torch.utils._pytree import tree_leaves, tree_map_only
 # clause); PyTorch's default is a warning outside its CI.
 torch._functorch.config.error_on_custom_op_aliasing = True
 
-# No compiled graph is reused from an earlier case or run: inductor's and AOTAutograd's
-# caches key a graph on its inputs, not on the process state a fake reads at trace time (a
-# TP size), and an on-disk cache would make a check's result depend on earlier runs.
+# Compiled graphs survive a run only through use_compile_cache, whose key names the op,
+# backend and context: inductor's and AOTAutograd's own keys cover a graph's inputs, not
+# the process state a fake reads at trace time (a TP size). Nothing remote, and no
+# profile of earlier runs' sizes (PGO) that would make a graph depend on them.
 torch._inductor.config.fx_graph_cache = False
 torch._inductor.config.fx_graph_remote_cache = False
 torch._functorch.config.enable_autograd_cache = False
+torch._dynamo.config.automatic_dynamic_local_pgo = False
 # Inductor compiles in this process: no pool of compile workers per checked case's worker.
 torch._inductor.config.compile_threads = 1
+# No duck sizing: two sizes that happen to be equal in the case that compiled a graph get
+# symbols of their own, so the graph also serves cases where they differ.
+torch.fx.experimental._config.use_duck_shape = False
 
 # A failing fake's error comes back in the result; torch would also log a traceback for
 # each one that raises TypeError (a SymInt used as a dict key, say).
 logging.getLogger("torch._subclasses.fake_tensor").setLevel(logging.CRITICAL)
 
-# Compiled graphs kept per cached function before it is rebuilt (see compiled_call).
-# With fullgraph=True dynamo raises when the limit is hit instead of silently running
-# eager, so a rebuild keeps a long campaign of distinct scalar values compiling.
-_RECOMPILE_LIMIT = 64
-torch._dynamo.config.recompile_limit = _RECOMPILE_LIMIT
+# Graphs one compiled function may hold. compiled_call's budget keeps a check far below
+# it; with fullgraph=True dynamo raises when it is hit instead of silently running eager.
+torch._dynamo.config.recompile_limit = 64
 torch._dynamo.config.fail_on_recompile_limit_hit = True
 
 
@@ -288,91 +296,121 @@ def fake_call(
 
 
 def compiled_call(qualname: str, overload: str, args: list, backend: str, dynamic: bool,
-                  context: str = "", budget: int = 0) -> dict:
+                  context: str = "", budget: int = 0, reaches: list[str] | None = None) -> dict:
     """Calls the op through torch.compile(fullgraph=True), as vLLM's compiled model does.
 
     The compiled function takes the arguments as they come (tensors, scalars, None) and
     returns what the op returns; mutable arguments are the caller's tensors and get written
-    as eager would. Compiled functions are cached per op, backend, ``dynamic`` and argument
-    signature (count; per arg: tensor rank, dtype and device, or the scalar's type), never
-    per size or scalar value, so a campaign compiles once per guard set, not once per case.
-    ``context`` names the process state the op reads (a contract's context values, e.g. the
-    TP world size): dynamo cannot guard on state a custom op's fake reads at trace time, so
-    each context gets functions of its own, as each vLLM process has one TP size.
+    as eager would. There is one compiled function per op, backend, ``dynamic`` and
+    ``context``, and each of its graphs serves every case its guards let in: a case is
+    first tried on the graphs there are (dynamo's ``fail_on_recompile`` stance), and only
+    one that fits none may compile a graph. ``context`` names the process state the op
+    reads (a contract's context values, e.g. the TP world size): dynamo cannot guard on
+    state a custom op's fake reads at trace time, so each context gets a function of its
+    own, as each vLLM process has one TP size.
 
-    ``budget`` (> 0) bounds the graphs compiled for this op and backend in this process:
-    once spent, a call that would compile is not made and comes back with ``skipped`` set
-    (a compile costs about 0.3 s; a check's cases vary dtypes, layouts and scalar values).
+    Which case may compile: ``reaches`` lists what the case reaches that the contract lists
+    (an argument's dtype, layout or None, a declared branch). With it, a case compiles only
+    when it reaches something no graph of this op and backend was compiled for, so a check
+    compiles a graph per new dtype, layout or branch, never one per scalar value or size
+    pattern it happens to draw; without it (None), every case that fits no graph compiles.
+    ``budget`` (> 0) bounds the graphs (compile attempts, failed ones included) per op and
+    backend in this process. A case that may not compile comes back with ``skipped`` set.
+
+    Compiled graphs are cached on disk by inductor and AOTAutograd (see use_compile_cache)
+    under a key that adds to theirs the op, its schema, the backend and ``context``.
 
     Returns {"ok", "error" (PyTorch's message: compile error, functionalisation refusal,
-    recompile limit, aliasing check), "returns" (the returned objects: [] for an op
-    returning nothing, one entry per schema return otherwise), "compilations" (graphs
-    compiled so far for this op and backend, every signature and context together)}.
+    aliasing check), "returns" (the returned objects: [] for an op returning nothing, one
+    entry per schema return otherwise), "compilations" (graphs compiled so far for this op
+    and backend), "skipped", "compiled" (this call compiled a graph)}.
     """
     op = _resolve(qualname, overload)
-    key = (qualname, overload, backend, dynamic, context, tuple(_signature(a) for a in args))
-    entry = _compiled.get(key)
-    per_op = (qualname, overload, backend)
-    spent = budget > 0 and _graphs_per_op.get(per_op, 0) >= budget
-    skipped = {"ok": True, "error": "", "returns": [], "compilations": 0, "skipped": True}
-    if spent and entry is None:
-        return skipped
-    if entry is None or entry.live_graphs >= _RECOMPILE_LIMIT:
-        # A fresh code object starts dynamo's cache (and its recompile count) afresh.
-        entry = _compiled[key] = _Compiled(
-            _compile(op, backend, dynamic, key), compilations=entry.compilations if entry else 0)
-    before = entry.compilations
-    result = {"ok": False, "error": "", "returns": [], "compilations": 0, "skipped": False}
-    try:
-        # AOTAutograd's own aliasing check (same rule, same message) on every call: PyTorch
-        # enters it only on a compiled graph's first call.
-        with _AnalyzeCustomOpInputOutputMode(), \
-                torch.compiler.set_stance("fail_on_recompile" if spent else "default"):
-            out = entry.fn(*args)
-        result["ok"] = True
-        result["returns"] = [] if out is None else list(out) if isinstance(out, tuple) else [out]
-    except Exception as e:
-        if spent and "Detected recompile when torch.compile stance is 'fail_on_recompile'" in str(e):
-            return skipped
-        result["error"] = _describe_error(e)
-    entry.live_graphs += entry.compilations - before
-    _graphs_per_op[per_op] = _graphs_per_op.get(per_op, 0) + entry.compilations - before
-    result["compilations"] = _graphs_per_op.get(per_op, 0)
+    log = _graph_logs.setdefault((qualname, overload, backend), _GraphLog())
+    fn = _compiled_function(op, backend, dynamic, context)
+    result = {"ok": False, "error": "", "returns": [], "compilations": len(log.graphs),
+              "skipped": False, "compiled": False}
+    fits = _call_compiled(fn, args, result, may_compile=False)
+    if fits:
+        return result
+    new = ["a case no graph fitted"] if reaches is None else [r for r in reaches if r not in log.covered]
+    if not new or (budget > 0 and len(log.graphs) >= budget):
+        result.update(ok=True, error="", skipped=True)
+        return result
+    tag = f"opcontract {qualname}.{overload} '{op._schema}' {backend} [{context}] torch {torch.__version__}"
+    with torch.compiler.config.patch(cache_key_tag=tag):
+        _call_compiled(fn, args, result, may_compile=True)
+    log.covered.update(reaches or ())
+    log.graphs.append(", ".join(new) + ("" if result["ok"] else " (failed: " + result["error"] + ")"))
+    result["compilations"] = len(log.graphs)
+    result["compiled"] = True
     return result
 
 
+def compiled_graphs(qualname: str, overload: str, backend: str) -> list[str]:
+    """Why each graph of the op and backend was compiled, in order: what its first case
+    reached that no earlier graph had (compiled_call's ``reaches``), and its error if the
+    compile failed."""
+    log = _graph_logs.get((qualname, overload, backend))
+    return list(log.graphs) if log else []
+
+
+def use_compile_cache(directory: str) -> None:
+    """Keeps inductor's and AOTAutograd's compiled graphs in ``directory``, across runs.
+
+    Their keys cover the graph, its inputs' metadata, the configuration and the torch
+    version; compiled_call adds the op, its schema, the backend and the context values, so
+    that a graph traced while the op's fake read one TP size is never served to a case of
+    another (the bug that kept these caches off: a graph compiled for tp=2 served to tp=1).
+    """
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = directory
+    torch._inductor.config.fx_graph_cache = True
+    torch._functorch.config.enable_autograd_cache = True
+
+
 @dataclass
-class _Compiled:
-    fn: Callable
-    compilations: int = 0  # backend invocations over the key's lifetime, rebuilds included
-    live_graphs: int = 0  # graphs in fn's dynamo cache
+class _GraphLog:
+    """The graphs compiled for one op and backend, and what their cases reached."""
+    graphs: list[str] = field(default_factory=list)  # why each was compiled
+    covered: set[str] = field(default_factory=set)
 
 
-_compiled: dict[tuple, _Compiled] = {}
-_graphs_per_op: dict[tuple, int] = {}  # graphs compiled per (op, overload, backend)
+_graph_logs: dict[tuple, _GraphLog] = {}
+_functions: dict[tuple, Callable] = {}
 _code_ids = itertools.count()
+_RECOMPILE = "Detected recompile when torch.compile stance is 'fail_on_recompile'"
 
 
-def _compile(op, backend: str, dynamic: bool, key: tuple) -> Callable:
-    real_backend = torch._dynamo.lookup_backend(backend)
+def _call_compiled(fn: Callable, args: list, result: dict, may_compile: bool) -> bool:
+    """Calls ``fn`` into ``result``; without ``may_compile``, only on a graph it has, and
+    False (nothing called) when no graph fits."""
+    stance = "default" if may_compile else "fail_on_recompile"
+    try:
+        # AOTAutograd's own aliasing check (same rule, same message) on every call: PyTorch
+        # enters it only on a compiled graph's first call.
+        with _AnalyzeCustomOpInputOutputMode(), torch.compiler.set_stance(stance):
+            out = fn(*args)
+    except Exception as e:
+        if not may_compile and _RECOMPILE in str(e):
+            return False
+        result["error"] = _describe_error(e)
+        return True
+    result["ok"] = True
+    result["returns"] = [] if out is None else list(out) if isinstance(out, tuple) else [out]
+    return True
 
-    def counting_backend(gm, example_inputs):
-        _compiled[key].compilations += 1
-        return real_backend(gm, example_inputs)
 
-    def call(*args):
-        return op(*args)
+def _compiled_function(op, backend: str, dynamic: bool, context: str) -> Callable:
+    key = (op, backend, dynamic, context)
+    if key not in _functions:
+        def call(*args):
+            return op(*args)
 
-    # Dynamo keys its cache on the code object; closures of one `def` share it, and so
-    # would share one recompile limit across every op and signature.
-    call.__code__ = call.__code__.replace(co_name=f"opcontract_{next(_code_ids)}")
-    return torch.compile(call, backend=counting_backend, fullgraph=True, dynamic=dynamic)
-
-
-def _signature(a: Any) -> tuple:
-    if isinstance(a, torch.Tensor):
-        return ("Tensor", a.dim(), a.dtype, a.device.type)
-    return (type(a).__name__,)
+        # Dynamo keys its cache on the code object; closures of one `def` share it, and so
+        # would share one cache and one recompile limit across every op and context.
+        call.__code__ = call.__code__.replace(co_name=f"opcontract_{next(_code_ids)}")
+        _functions[key] = torch.compile(call, backend=backend, fullgraph=True, dynamic=dynamic)
+    return _functions[key]
 
 
 def _resolve(qualname: str, overload: str) -> torch._ops.OpOverload:

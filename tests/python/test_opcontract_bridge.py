@@ -4,10 +4,14 @@ Run: .venv/bin/python -m pytest tests/python -q
 """
 
 import functools
+import os
 import pathlib
+import subprocess
 import sys
 
+import pytest
 import torch
+from torch._dynamo.utils import counters
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "runners" / "python"))
 import opcontract_bridge as bridge  # noqa: E402  (after the path it lives on)
@@ -193,3 +197,93 @@ def test_compiled_cache_compiles_a_bounded_number_of_times():
         assert torch.equal(result["returns"][0], flat_copy(x))
     # One graph for 0 rows, one for 1 (both specialised), one for the rest.
     assert result["compilations"] <= 3
+
+
+@torch.library.custom_op("opc_pytest::doubled", mutates_args=())
+def doubled(x: torch.Tensor) -> torch.Tensor:
+    return x * 2
+
+
+@doubled.register_fake
+def _(x):
+    return torch.empty_like(x)
+
+
+def test_compiled_call_compiles_only_for_what_a_case_reaches_anew():
+    def call(x, reaches, budget=8):
+        result = bridge.compiled_call("opc_pytest::doubled", "", [x], "aot_eager", True, "", budget, reaches)
+        assert result["ok"], result["error"]
+        if not result["skipped"]:
+            assert torch.equal(result["returns"][0], x * 2)
+        return result
+
+    first = call(torch.ones(4, 3), ["x float32", "x contiguous"])
+    assert first["compiled"] and first["compilations"] == 1
+    # Other sizes fit the dynamic graph; a size of 1 would need a graph but reaches nothing new.
+    assert not call(torch.ones(7, 5), ["x float32", "x contiguous"])["compiled"]
+    assert call(torch.ones(1, 3), ["x float32", "x contiguous"])["skipped"]
+    assert call(torch.ones(4, 3, dtype=torch.float64), ["x float64", "x contiguous"])["compiled"]
+    assert call(torch.ones(4, 3, dtype=torch.float16), ["x float16", "x contiguous"], budget=2)["skipped"]
+    assert bridge.compiled_graphs("opc_pytest::doubled", "", "aot_eager") == [
+        "x float32, x contiguous", "x float64"]
+
+
+@pytest.fixture
+def compile_cache(tmp_path):
+    """Inductor's and AOTAutograd's on-disk caches in a folder of the test's own, then off."""
+    before = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    bridge.use_compile_cache(str(tmp_path))
+    yield tmp_path
+    torch._inductor.config.fx_graph_cache = False
+    torch._functorch.config.enable_autograd_cache = False
+    if before is None:
+        os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
+    else:
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = before
+
+
+def test_compile_cache_gives_each_tp_size_its_own_graph(compile_cache):
+    """The bug that kept the on-disk caches off: sequence_parallel_chunk_impl's fake reads the
+    TP size at trace time, which inductor's key does not see, so a graph compiled for tp=2
+    was served to tp=1 ("expected size 6==3"). compiled_call's key names the context."""
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+    import opcontract_test_ops as ops
+
+    counters.clear()
+    x = torch.randn(6, 4)
+    for tp in (2, 1):
+        ops.set_tp(tp, 0)
+        result = bridge.compiled_call("opc_py::sequence_parallel_chunk_impl", "", [x], "inductor", True,
+                                      f"tp_size={tp} tp_rank=0 ", 8, None)
+        assert result["ok"], result["error"]
+        assert torch.equal(result["returns"][0], torch.ops.opc_py.sequence_parallel_chunk_impl(x))
+    assert counters["inductor"]["fxgraph_cache_miss"] == 2, "tp=1 compiles a graph of its own"
+    assert counters["inductor"]["fxgraph_cache_hit"] == 0
+
+
+_LATER_RUN = """
+import sys, torch
+sys.path[:0] = {paths!r}
+import opcontract_bridge as bridge
+from torch._dynamo.utils import counters
+bridge.use_compile_cache({cache!r})
+result = bridge.compiled_call("opc_pytest_run::tripled", "", [torch.ones(5, 2)], "inductor", True, "", 8, None)
+assert result["ok"] and torch.equal(result["returns"][0], torch.full((5, 2), 3.0)), result
+print(counters["inductor"]["fxgraph_cache_hit"], counters["inductor"]["fxgraph_cache_miss"])
+"""
+
+
+def test_compile_cache_serves_a_later_run(tmp_path):
+    """A second run (another process) with the same cache finds the first one's graph."""
+    here = pathlib.Path(__file__).resolve()
+    paths = [str(here.parents[2] / "runners" / "python"), str(here.parent)]
+    define = ("lib = torch.library.Library('opc_pytest_run', 'DEF'); "
+              "lib.define('tripled(Tensor x) -> Tensor'); "
+              "lib.impl('tripled', lambda x: x * 3, 'CPU'); "
+              "lib._register_fake('tripled', lambda x: torch.empty_like(x))")
+    script = _LATER_RUN.format(paths=paths, cache=str(tmp_path)).replace(
+        "from torch._dynamo", define + "\nfrom torch._dynamo")
+    runs = [subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
+            for _ in range(2)]
+    assert runs == [["0", "1"], ["1", "0"]]
+    assert (tmp_path / "fxgraph").is_dir(), "the graphs are in the folder given"

@@ -112,7 +112,8 @@ class CaseJudge {
   }
 
   // The plain valid call (generators/misuse.h) on the values `handed` holds, before the op
-  // touches them; nullopt when they cannot be made the same. Only the misused argument's
+  // touches them; nullopt when they cannot be made the same or the valid call gives two
+  // answers. Only the misused argument's
   // values differ (the others are drawn alike); they are copied where no element would be
   // written twice, and across a dtype towards the valid one, so that both calls see the
   // same numbers.
@@ -133,7 +134,13 @@ class CaseJudge {
     at::Tensor& into = into_valid ? valid_view : handed_view;
     if (overlaps_itself(into)) return std::nullopt;
     into.copy_(into_valid ? handed_view : valid_view);
-    return run_eager(op_, contract_, valid_case, std::move(m));
+    Materialized again = copy_of(m);
+    Observation valid = run_eager(op_, contract_, valid_case, std::move(m));
+    // An op whose valid call is not reproducible has no one result a mistake's can be
+    // held to; the determinism clause reports that on the valid cases.
+    const Observation repeat = rerun_eager(op_, contract_, valid_case, std::move(again));
+    if (!check_determinism({contract_, op_.annotations, valid, repeat}).empty()) return std::nullopt;
+    return valid;
   }
 
   static bool overlaps_itself(const at::Tensor& t) { return at::has_internal_overlap(t) == at::MemOverlap::Yes; }

@@ -70,8 +70,8 @@ struct ValueDist {
   // requests and one request holding every token come often.
   enum class Kind { Normal, Uniform, Ints, Offsets } kind = Kind::Normal;
   Expr lo, hi;  // Uniform / Ints bounds (inclusive for Ints); Offsets: hi is the total
-  // `values: finite`: normal values, and no NaN or infinity among the edge values drawn
-  // (generators/edge_values.h): the caller promises finite inputs.
+  // `values: finite` or `{uniform: [lo, hi], finite: true}`: no NaN or infinity among the
+  // edge values drawn (generators/edge_values.h): the caller promises finite inputs.
   bool finite = false;
 };
 

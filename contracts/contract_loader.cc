@@ -468,6 +468,10 @@ void Loader::load_tensor_arg(const YAML::Node& n, ArgSpec& a, Contract& c) {
       YAML::Node uni = vf.take("uniform");
       YAML::Node ints = vf.take("ints");
       YAML::Node offsets = vf.take("offsets");
+      if (YAML::Node fin = vf.take("finite")) {
+        if (!uni) fail(fin, what + ".values.finite goes with uniform (ints and offsets are never NaN)");
+        a.values.finite = boolean(fin, what + ".values.finite");
+      }
       vf.done();
       if (offsets) {
         if (uni || ints) fail(v, what + ".values needs exactly one of uniform, ints, offsets");

@@ -18,22 +18,30 @@ namespace {
 class NotRunNotes {
  public:
   explicit NotRunNotes(const std::vector<ReportedResult>& ops) {
-    for (const ReportedResult& op : ops)
+    for (const ReportedResult& op : ops) {
       for (Mode m : kAllModes)
-        if (mode_verdict(op, m) == ModeVerdict::NotRun &&
-            std::find(reasons_.begin(), reasons_.end(), reason(op, m)) == reasons_.end())
-          reasons_.push_back(reason(op, m));
+        if (mode_verdict(op, m) == ModeVerdict::NotRun) note(reason(op, m));
+      if (misuse_verdict(op) == ModeVerdict::NotRun) note(misuse_reason(op));
+    }
   }
   // 1-based, as printed.
-  size_t number(const ReportedResult& op, Mode m) const {
-    return std::find(reasons_.begin(), reasons_.end(), reason(op, m)) - reasons_.begin() + 1;
-  }
+  size_t number(const ReportedResult& op, Mode m) const { return number_of(reason(op, m)); }
+  size_t misuse_number(const ReportedResult& op) const { return number_of(misuse_reason(op)); }
   const std::vector<std::string>& reasons() const { return reasons_; }
 
  private:
   static std::string reason(const ReportedResult& op, Mode m) {
     const std::string& why = op.modes.at(m).reason;
     return why.empty() ? "no result file ran this mode" : why;
+  }
+  static std::string misuse_reason(const ReportedResult& op) {
+    return op.misuse_not_run.empty() ? "no result file ran the misuse search" : "misuse: " + op.misuse_not_run;
+  }
+  void note(const std::string& why) {
+    if (std::find(reasons_.begin(), reasons_.end(), why) == reasons_.end()) reasons_.push_back(why);
+  }
+  size_t number_of(const std::string& why) const {
+    return std::find(reasons_.begin(), reasons_.end(), why) - reasons_.begin() + 1;
   }
   std::vector<std::string> reasons_;
 };
@@ -150,7 +158,9 @@ void md_ops(std::ostream& out, const std::vector<ReportedResult>& ops) {
       out << " | " << to_string(v);
       if (v == ModeVerdict::NotRun) out << " [" << notes.number(op, m) << "]";
     }
-    out << " | " << to_string(misuse_verdict(op));
+    const ModeVerdict misuse = misuse_verdict(op);
+    out << " | " << to_string(misuse);
+    if (misuse == ModeVerdict::NotRun) out << " [" << notes.misuse_number(op) << "]";
     out << " | " << cell(join(failed_clauses(op))) << " | " << op.cases << " | " << cell(op_status(op).text)
         << " |\n";
   }

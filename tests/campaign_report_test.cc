@@ -279,7 +279,8 @@ TEST(CampaignMerge, KnownFindingsAreMarkedAndDoNotFailTheOp) {
   EXPECT_EQ(first_failure(op), nullptr);
   EXPECT_EQ(op_badge(op).message, "1 known defect") << "a known defect is not hidden behind a mode not run";
   const std::string md = summary_markdown(c);
-  EXPECT_CONTAINS(md, "| `opc_vllm::chunk` (opcontract's port of vllm::chunk) | pass | known | pass | not run [1] | reference (known) | 50 | 1 known defect |");
+  EXPECT_CONTAINS(md, "| `opc_vllm::chunk` (opcontract's port of vllm::chunk) | pass | known | pass | not run [1] | not run [2] | reference (known) | 50 | 1 known defect |");
+  EXPECT_CONTAINS(md, "[2] no result file ran the misuse search");
   EXPECT_CONTAINS(md, "### `opc_vllm::chunk` (opcontract's port of vllm::chunk): reference (eager), known");
   EXPECT_CONTAINS(md, "Known (known_findings): upstream checks nothing");
   EXPECT_CONTAINS(md, "[1] a CPU-only LibTorch");
@@ -297,7 +298,28 @@ TEST(CampaignSummary, FindingsHaveTheirMinimalCaseOnOneLineAndTheReplay) {
                       "\"w\":null},\"data_seed\":16248708091195328088}`\n");
   EXPECT_CONTAINS(md, "- replay: `opcontract check c.yaml --seed 7 --cases 4`\n");
   EXPECT_CONTAINS(md, "| `opc_vllm::chunk` | no_pad: 30, pad: 20 |");
-  EXPECT_CONTAINS(md, "| `opc_vllm::chunk` (opcontract's port of vllm::chunk) | pass | FAIL | pass | not run [1] | alias | 50 | fails: alias |");
+  EXPECT_CONTAINS(md, "| `opc_vllm::chunk` (opcontract's port of vllm::chunk) | pass | FAIL | pass | not run [1] | not run [2] | alias | 50 | fails: alias |");
+}
+
+TEST(CampaignSummary, MisuseHasItsOwnColumnWithItsReasonWhenNotRun) {
+  const std::string judged = mode("pass", 50, kEagerClauses + R"(,"misuse")");
+  Entry failing, known, skipped;
+  failing.eager = known.eager = judged;
+  failing.findings = {finding("misuse", "eager", 8)};
+  known.op = known.target = "vllm::other";
+  known.findings = {finding("misuse", "eager", 8, "the kernel trusts its caller")};
+  skipped.op = skipped.target = "vllm::third";
+  const std::string skip_json = R"(,"misuse_not_run":"skipped by the contract: no mistake fits")";
+  Campaign c = campaign_of({{failing, known}});
+  add_results(c, "shard_skip.json", [&] {
+    std::string r = results({skipped});
+    return r.insert(r.find(R"(,"seed")"), skip_json);
+  }());
+  const std::string md = summary_markdown(c);
+  EXPECT_CONTAINS(md, "| `opc_vllm::chunk` (opcontract's port of vllm::chunk) | pass | pass | pass | not run [1] | FAIL | misuse | 50 | fails: misuse |");
+  EXPECT_CONTAINS(md, "| `vllm::other` (opcontract's port of vllm::chunk) | pass | pass | pass | not run [1] | known | misuse (known) | 50 | 1 known defect |");
+  EXPECT_CONTAINS(md, "| `vllm::third` (opcontract's port of vllm::chunk) | pass | pass | pass | not run [1] | not run [2] |");
+  EXPECT_CONTAINS(md, "[2] misuse: skipped by the contract: no mistake fits");
 }
 
 TEST(CampaignSummary, OpsPerBuildCheckedByStatus) {

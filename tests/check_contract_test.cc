@@ -30,6 +30,14 @@ CheckOptions cpp_paths() {
   return o;
 }
 
+// A planted regression judged as `check --regressions` judges it: without the misuse
+// search, which has planted ops of its own (tests/contracts/misuse_*.yaml).
+CheckOptions as_regression() {
+  CheckOptions o = cpp_paths();
+  o.misuse = false;
+  return o;
+}
+
 class CheckDriver : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -156,7 +164,7 @@ class PlantedViolation : public CheckDriver, public ::testing::WithParamInterfac
 TEST_P(PlantedViolation, IsCaughtByExactlyItsClause) {
   const Planted& p = GetParam();
   const Contract c = load(p.contract);
-  const ContractResult r = check_contract(c, p.target, cpp_paths());
+  const ContractResult r = check_contract(c, p.target, as_regression());
   ASSERT_NE(r.verdict, "error") << r.error;
   EXPECT_EQ(found_clauses(r), p.clauses);
   bool phrase = false;
@@ -330,7 +338,7 @@ TEST_F(CheckDriver, IsolatedAndInProcessRunsAgree) {
 
 TEST_F(CheckDriver, AUserTimeoutBeatsTheContractsTimeLimit) {
   const Contract c = load("tests/contracts/crash_isolation.yaml");
-  CheckOptions options = cpp_paths();
+  CheckOptions options = as_regression();
   options.set_user_timeout(0.1);
   const ContractResult r = check_contract(c, "opc_test::loops_when_tallest", options);
   ASSERT_EQ(r.findings.size(), 1u);

@@ -43,6 +43,24 @@ TEST(EdgeValues, FormsFollowTheDtypeAndTheValues) {
   EXPECT_EQ(std::count(finite.begin(), finite.end(), ValueForm::NonFinite), 0) << "values: finite";
 }
 
+TEST(EdgeValues, AUniformTensorMayPromiseFiniteValues) {
+  const auto with_values = [](const std::string& values) {
+    return "op: t::g\nschema: \"g(Tensor s) -> Tensor\"\nargs:\n  s: {dtype: [float32], shape: [1], values: " +
+           values + "}\n";
+  };
+  const Contract c = load_contract_text(with_values("{uniform: [1, 4], finite: true}"), "g.yaml");
+  const auto forms = edge_forms(c.args[0], c10::ScalarType::Float);
+  EXPECT_EQ(std::count(forms.begin(), forms.end(), ValueForm::NonFinite), 0);
+  EXPECT_EQ(forms.size(), 5u) << "the other edge values stay";
+  try {
+    load_contract_text(with_values("{ints: [1, 4], finite: true}"), "g.yaml");
+    FAIL() << "finite on ints loaded";
+  } catch (const ContractError& e) {
+    EXPECT_EQ(to_string(e.loc()), "g.yaml:4:68");
+    EXPECT_NE(e.message().find("args.s.values.finite goes with uniform"), std::string::npos) << e.message();
+  }
+}
+
 // Materialises one case with `form` on x (or idx) and returns that tensor.
 at::Tensor with_form(int arg, ValueForm form, c10::ScalarType dtype = c10::ScalarType::Float) {
   Case k = case_gen(contract())(rc::Random(3), 10).value();

@@ -27,6 +27,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
@@ -48,7 +49,9 @@ def version() -> str:
 def torch_cmake_dir() -> tuple[str, str]:
     """(torch version, its share/cmake/Torch) of the torch this Python imports; BuildError if none."""
     try:
-        import torch  # noqa: PLC0415  (the build's one reason to import it)
+        with warnings.catch_warnings():  # e.g. "Failed to initialize NumPy" in a venv without it
+            warnings.simplefilter("ignore")
+            import torch  # noqa: PLC0415  (the build's one reason to import it)
     except ImportError as e:
         isolated = "pip-build-env" in os.environ.get("PYTHONPATH", "") or "pip-build-env" in sys.prefix
         raise BuildError(

@@ -116,7 +116,7 @@ def find_binary(config: pytest.Config) -> str:
         path = shutil.which(given) or (given if os.access(given, os.X_OK) and Path(given).is_file() else None)
         if not path:
             raise pytest.UsageError(f"{where}: {given} is not an executable file")
-        return path
+        return os.path.abspath(path)  # tests may run in other folders
     beside = Path(sys.executable).parent / "opcontract"
     if beside.is_file() and os.access(beside, os.X_OK):
         return str(beside)
@@ -278,7 +278,7 @@ class ContractItem(pytest.Item):
         _apply(outcome)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style=None):
-        if isinstance(excinfo.value, ContractFailure):
+        if isinstance(excinfo.value, (ContractFailure, pytest.xfail.Exception)):
             return str(excinfo.value)
         return super().repr_failure(excinfo, style=style)
 

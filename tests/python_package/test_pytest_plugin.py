@@ -318,3 +318,15 @@ def test_contracts_listed_in_the_ini_file_are_collected_with_its_folder(pytester
     pytester.makeini("[pytest]\nopcontract_contracts = contracts\nnorecursedirs = contracts\n")
     result = run_plugin("--opcontract", "-rA")  # found through the list alone
     result.assert_outcomes(passed=4, skipped=1)
+
+
+def test_a_finding_of_a_deselected_mode_does_not_fail_the_selected_items(pytester, fake_cli, run_plugin):
+    # As the CLI reports a listed known compiled finding "not found" when --modes leaves
+    # the compiled mode out: that finding belongs to the deselected compiled item.
+    write_contract(pytester.path, "weak.yaml", op="t::weak")
+    fake_cli.answer("weak.yaml", [entry("weak.yaml", op="t::weak", verdict="fail", findings=[
+        finding("compiled", "compiled", "listed under known_findings (...) but not found in 100 cases")])], exit=1)
+    result = run_plugin("--opcontract", "weak.yaml", "-k", "eager or contract]", "-rA")
+    assert outcomes_of(result) == {"weak.yaml::t.weak[eager]": "PASSED", "weak.yaml::t.weak[contract]": "PASSED"}
+    (call,) = fake_cli.calls()
+    assert call[call.index("--modes") + 1] == "eager"

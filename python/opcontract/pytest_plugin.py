@@ -172,38 +172,39 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
             return None
         return ContractFile.from_parent(parent, path=file_path)
     listed = _listed_contracts(parent.config, file_path)
-    if listed:
+    if listed is not None:
         return ContractList.from_parent(parent, path=file_path, listed=listed)
     return None
 
 
-def _listed_contracts(config: pytest.Config, file_path: Path) -> list[Path]:
-    """The contracts a conftest.py (variable) or the ini file (option) lists, as absolute paths."""
+def _listed_contracts(config: pytest.Config, file_path: Path) -> object:
+    """What a conftest.py's variable or the ini file's option `opcontract_contracts` lists (None
+    when nothing): paths as given, checked by ContractList."""
     if file_path.name == "conftest.py":
         for plugin in config.pluginmanager.get_plugins():
             module_file = getattr(plugin, "__file__", None)
             if module_file and Path(module_file).resolve() == file_path.resolve():
-                listed = getattr(plugin, "opcontract_contracts", None)
-                if listed is None:
-                    return []
-                if isinstance(listed, (str, os.PathLike)) or not all(isinstance(p, (str, os.PathLike)) for p in listed):
-                    raise pytest.UsageError(f"{file_path}: opcontract_contracts must be a list of paths")
-                return [Path(os.path.normpath(file_path.parent / p)) for p in listed]
-        return []
+                return getattr(plugin, "opcontract_contracts", None)
+        return None
     if config.inipath is not None and file_path.resolve() == config.inipath.resolve():
-        return [Path(p) for p in config.getini("opcontract_contracts")]
-    return []
+        return config.getini("opcontract_contracts") or None
+    return None
 
 
 class ContractList(pytest.File):
-    """A conftest.py or ini file that lists contracts: collects each of them."""
+    """A conftest.py or ini file that lists contracts (relative to its folder): collects each."""
 
-    def __init__(self, *, listed: list[Path], **kwargs) -> None:
+    def __init__(self, *, listed: object, **kwargs) -> None:
         super().__init__(**kwargs)
         self.listed = listed
 
     def collect(self) -> Iterator[pytest.Collector]:
-        for path in self.listed:
+        listed = self.listed
+        if isinstance(listed, (str, os.PathLike)) or not isinstance(listed, (list, tuple)) or \
+                not all(isinstance(p, (str, os.PathLike)) for p in listed):
+            raise self.CollectError(f"{self.path}: opcontract_contracts must be a list of paths, not {listed!r}")
+        for given in listed:
+            path = Path(os.path.normpath(self.path.parent / given))
             if path.is_dir():
                 files = sorted(p for p in path.rglob("*") if p.suffix in CONTRACT_SUFFIXES and op_of(p))
             elif path.is_file():

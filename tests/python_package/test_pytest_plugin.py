@@ -307,6 +307,14 @@ def test_a_conftest_listing_a_missing_contract_is_a_collection_error(pytester, f
                                  "which does not exist"])
 
 
+def test_a_conftest_listing_something_else_is_a_collection_error(pytester, fake_cli, run_plugin):
+    suite = pytester.mkdir("suite")
+    (suite / "conftest.py").write_text('opcontract_contracts = "../contracts"\n')
+    result = run_plugin("--opcontract", "suite")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["*suite/conftest.py: opcontract_contracts must be a list of paths, not '../contracts'"])
+
+
 def test_contracts_listed_in_the_ini_file_are_collected_with_its_folder(pytester, fake_cli, run_plugin):
     write_contract(pytester.path / "contracts", "ini.yaml", op="t::ini")
     fake_cli.answer("ini.yaml", [entry("contracts/ini.yaml", op="t::ini")])

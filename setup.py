@@ -95,8 +95,9 @@ def build_tools(env: dict[str, str]) -> tuple[str, str]:
 
 
 def build_dir(torch_version: str, torch_dir: str) -> Path:
-    """build/pip/<python>-torch<version>-<hash of interpreter and LibTorch>: one per venv and torch."""
-    key = hashlib.sha256(f"{sys.executable}\n{torch_dir}".encode()).hexdigest()[:10]
+    """build/pip/<python>-torch<version>-<hash of venv and LibTorch>: one per venv and torch
+    (sys.prefix, not the interpreter's name: python, python3 and pip's own are the same venv)."""
+    key = hashlib.sha256(f"{sys.prefix}\n{torch_dir}".encode()).hexdigest()[:10]
     tag = f"py{sys.version_info[0]}{sys.version_info[1]}-torch{torch_version.replace('+', '_')}-{key}"
     return ROOT / "build" / "pip" / tag
 

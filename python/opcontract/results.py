@@ -1,0 +1,159 @@
+"""What one ``opcontract check --json`` entry means for each pytest item of its contract.
+
+The pytest plugin runs the CLI and maps its JSON (contracts/FORMAT.md, "Results") onto
+items, one per contract and mode plus one for the contract as a whole. This module is that
+mapping, with no pytest in it:
+
+- ``mode_outcome(entry, mode)``: the mode's findings decide first: one not marked ``known``
+  fails the item (its text: clause, mode, message, minimal case, replay command); only
+  known ones make it an xfail with their reasons. Without findings, the mode's status
+  decides: ``pass`` passes, ``not_run`` skips with the reason, ``fail`` fails.
+- ``contract_outcome(entry)``: the same for the findings of no mode (``schema``,
+  ``branches``, a listed known finding of no mode that was not found), plus a guard: if
+  opcontract's verdict is ``fail`` and no finding of any mode accounts for it, this item
+  fails, so pytest never passes what the CLI fails.
+- ``regressions_outcome(entries)``: the ``--regressions`` entries of one contract: passes
+  when each is caught by exactly the clauses it expects, skips when none could be judged.
+- A contract whose check errored fails every item with the error text.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
+
+# The modes in the order opcontract's text table lists them.
+MODES: tuple[str, ...] = ("fake", "eager", "compiled", "cudagraph")
+
+Entry = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    kind: Literal["pass", "fail", "xfail", "skip"]
+    text: str = ""
+
+
+class ResultsError(Exception):
+    """The CLI's JSON is missing, unreadable or not what FORMAT.md describes."""
+
+
+def parse_results(text: str, where: str) -> list[Entry]:
+    """The ``contracts`` entries of a ``check --json`` file's text; ResultsError if malformed."""
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ResultsError(f"{where} does not parse as JSON: {e}") from None
+    if not isinstance(doc, dict) or doc.get("version") != 1 or not isinstance(doc.get("contracts"), list):
+        raise ResultsError(f"{where} is not opcontract's results format (version 1 with a 'contracts' list)")
+    for i, entry in enumerate(doc["contracts"]):
+        if not isinstance(entry, dict) or not isinstance(entry.get("verdict"), str):
+            raise ResultsError(f"{where}: contracts[{i}] has no verdict")
+        if not isinstance(entry.get("modes", {}), dict) or not isinstance(entry.get("findings", []), list):
+            raise ResultsError(f"{where}: contracts[{i}] has malformed 'modes' or 'findings'")
+    return doc["contracts"]
+
+
+def describe_finding(f: Entry) -> str:
+    """A finding as the CLI's text report gives it: clause (mode), message, case, replay."""
+    mode = f.get("mode") or ""
+    head = f"{'known: ' if f.get('known') else ''}{f.get('clause', '?')}" + (f" ({mode})" if mode else "")
+    if f.get("from_file"):
+        head += f", replaying the corpus case {f['from_file']}"
+    elif "case" in f:
+        head += f", first in case {f.get('cases_tried', '?')}, shrunk in {f.get('shrink_steps', '?')} steps"
+    lines = [head + ":"]
+    lines += ["    " + line for line in str(f.get("message", "")).splitlines() or [""]]
+    if "case" in f:
+        lines.append("    minimal case: " + json.dumps(f["case"], separators=(", ", ": ")))
+    if f.get("known"):
+        lines.append("    known because: " + str(f["known"]))
+    if f.get("replay"):
+        lines.append("    replay: " + str(f["replay"]))
+    return "\n".join(lines)
+
+
+def _checked(entry: Entry) -> str:
+    """The closing line of a failure's text: what was checked, how."""
+    checked = f" ({entry['checked']})" if entry.get("checked") else ""
+    return (f"checked: {entry.get('file', '?')}, {entry.get('op', '?')} as {entry.get('target', '?')}{checked}, "
+            f"{entry.get('cases', '?')} cases, seed {entry.get('seed', '?')}")
+
+
+def _error_outcome(entry: Entry) -> Outcome:
+    return Outcome("fail", f"opcontract error: {entry.get('error') or 'the check errored'}\n{_checked(entry)}")
+
+
+def _findings_outcome(entry: Entry, findings: list[Entry]) -> Outcome | None:
+    """fail if any finding is not known, xfail if all are known, None if there are none."""
+    if not findings:
+        return None
+    new = [f for f in findings if not f.get("known")]
+    if new:
+        known = len(findings) - len(new)
+        text = "\n".join(describe_finding(f) for f in new)
+        if known:
+            text += f"\n(and {known} known finding{'s' if known > 1 else ''})"
+        return Outcome("fail", f"{text}\n{_checked(entry)}")
+    reasons = "; ".join(f"{f.get('clause', '?')}" + (f" ({f['mode']})" if f.get("mode") else "") + f": {f['known']}"
+                        for f in findings)
+    return Outcome("xfail", "known: " + reasons)
+
+
+def mode_outcome(entry: Entry, mode: str) -> Outcome:
+    """The outcome of ``mode``'s item."""
+    if entry.get("verdict") == "error":
+        return _error_outcome(entry)
+    decided = _findings_outcome(entry, [f for f in entry.get("findings", []) if f.get("mode") == mode])
+    if decided:
+        return decided
+    status = entry.get("modes", {}).get(mode, {})
+    if not status:
+        return Outcome("fail", f"opcontract's results have no '{mode}' mode\n{_checked(entry)}")
+    if status.get("status") == "pass":
+        return Outcome("pass")
+    if status.get("status") == "not_run":
+        return Outcome("skip", f"{mode} not run: {status.get('reason') or 'no reason given'}")
+    return Outcome("fail", f"the {mode} mode's status is {status.get('status')!r} without a finding\n{_checked(entry)}")
+
+
+def contract_outcome(entry: Entry) -> Outcome:
+    """The outcome of the contract-level item: findings of no mode, and the verdict's guard."""
+    if entry.get("verdict") == "error":
+        return _error_outcome(entry)
+    findings = entry.get("findings", [])
+    decided = _findings_outcome(entry, [f for f in findings if f.get("mode") not in MODES])
+    if decided:
+        return decided
+    verdict = entry.get("verdict")
+    if verdict == "fail" and all(f.get("known") for f in findings):
+        return Outcome("fail", f"opcontract's verdict is fail, yet every finding is known\n{_checked(entry)}")
+    if verdict not in ("pass", "fail"):
+        return Outcome("fail", f"opcontract's verdict is {verdict!r}\n{_checked(entry)}")
+    return Outcome("pass")
+
+
+def regressions_outcome(entries: list[Entry]) -> Outcome:
+    """The outcome of a contract's ``--regressions`` entries, one per listed regression."""
+    if not entries:
+        return Outcome("skip", "the contract lists no regressions")
+    failed, not_run = [], []
+    for e in entries:
+        reg = e.get("regression") or {}
+        target = e.get("target", "?")
+        if e.get("verdict") == "error":
+            failed.append(f"{target}: opcontract error: {e.get('error') or 'the check errored'}")
+        elif reg.get("not_run"):
+            not_run.append(f"{target}: {reg['not_run']}")
+        elif not reg.get("caught_as_expected"):
+            found = sorted({f.get("clause", "?") for f in e.get("findings", [])})
+            expect = ", ".join(reg.get("expect", []))
+            head = (f"{target}: NOT CAUGHT (expected: {expect})" if not found else
+                    f"{target}: caught by {', '.join(found)}, but expected exactly {expect}")
+            failed.append("\n".join([head] + [describe_finding(f) for f in e.get("findings", [])]))
+    if failed:
+        return Outcome("fail", "\n".join(failed))
+    if len(not_run) == len(entries):
+        return Outcome("skip", "no regression could be judged: " + "; ".join(not_run))
+    return Outcome("pass")

@@ -166,7 +166,7 @@ class Bench {
     }
     return cases_ * rate([&] {
       for (size_t i = 0; i < inputs.size(); ++i) {
-        set_context(contract_, generated_[i]);
+        set_context(contract_, generated_[i], inputs[i].args);
         call_boxed(op_, inputs[i].args);
       }
     }, 1.0);

@@ -158,7 +158,7 @@ class CaseLoop {
   void add_warnings() {
     const bool eager_ran = std::find(plan_.run.begin(), plan_.run.end(), Mode::Eager) != plan_.run.end();
     for (const ArgSpec& a : contract_.args)
-      if (eager_ran && a.is_tensor && op_.annotations.mutable_arg[a.index] && !written_[a.index])
+      if (eager_ran && a.is_tensor && !a.always_none && op_.annotations.mutable_arg[a.index] && !written_[a.index])
         r_.warnings.push_back("argument '" + a.name + "' is declared mutable but was never written in " +
                               std::to_string(r_.cases) + " cases: an over-declared mutation costs the compiler clones");
     if (draws_.breaks_some() && violating_made_ == 0 && r_.cases >= 10)

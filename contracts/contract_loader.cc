@@ -550,7 +550,10 @@ void Loader::load_scalar_arg(const YAML::Node& n, ArgSpec& a, const c10::Argumen
     return choose;
   };
   const YAML::Node list = candidates();
-  const c10::TypeKind kind = sa.type()->kind();
+  // An optional scalar (float? scale) given a value takes its element type's values.
+  c10::TypePtr type = sa.type();
+  if (auto opt = type->cast<c10::OptionalType>()) type = opt->getElementType();
+  const c10::TypeKind kind = type->kind();
   // An int or bool that is not a literal is an expression over the dims.
   const bool is_int = kind == c10::TypeKind::IntType || kind == c10::TypeKind::SymIntType;
   if (list.IsScalar() && (is_int || kind == c10::TypeKind::BoolType)) {

@@ -162,6 +162,20 @@ TEST(LoaderPythonState, MistakesAreErrorsAtTheirPlace) {
                              "the cudagraph mode does not call it: skip that mode"));
 }
 
+TEST(LoaderValid, OptionalScalarTakesItsElementTypesValues) {
+  const Contract c = load_contract_text(R"y(op: a::f
+schema: "f(Tensor x, float? scale=None, str? fmt=None) -> Tensor"
+dims:
+  n: {range: [0, 8]}
+args:
+  x: {dtype: float32, shape: [n]}
+  scale: {choose: [0.125, 1.0]}
+  fmt: ue8m0
+)y", kFile);
+  EXPECT_EQ(c.arg("scale")->choices[1], ScalarValue(1.0));
+  EXPECT_EQ(c.arg("fmt")->choices[0], ScalarValue(std::string("ue8m0")));
+}
+
 TEST(LoaderModes, SkippingEagerLeavesTheFakeModeAlone) {
   const std::string fake_only = kSmall + "modes: [fake]\nskip: {eager: \"Triton only\", compiled: \"x\", cudagraph: \"x\"}\n";
   EXPECT_EQ(load_contract_text(fake_only, kFile).skip.count(Mode::Eager), 1u);

@@ -18,11 +18,26 @@ std::string unfit_reason(const c10::FunctionSchema& want, const c10::FunctionSch
   return "";
 }
 
+namespace {
+
+// The reference's op: a Python function is first registered as one with the contract's schema.
+std::string reference_op(const Contract& contract) {
+  if (!contract.reference_is_python()) return contract.reference;
+  try {
+    python::start();
+    return python::define_python_reference(contract.reference, contract.schema_text);
+  } catch (const std::exception& e) {
+    throw ContractError(contract.reference_loc, "reference " + contract.reference + ": " + e.what());
+  }
+}
+
+}  // namespace
+
 BoundOps bind_ops(const Contract& contract, const std::string& target) {
   const SourceLoc& where = target == contract.port ? contract.port_loc : contract.op_loc;
   BoundOps b{bind_op(target, target == contract.op ? contract.overload : "", where), {}, {}};
   if (!contract.reference.empty()) {
-    b.reference = bind_op(contract.reference, "", contract.reference_loc);
+    b.reference = bind_op(reference_op(contract), "", contract.reference_loc);
     if (auto why = unfit_reason(*contract.schema, b.reference->handle.schema()); !why.empty())
       throw ContractError(contract.reference_loc, "the reference " + contract.reference +
                                                       " does not take the contract's schema: " +

@@ -27,6 +27,10 @@ class CaseJudge {
       : ops_(ops), op_(ops.op), contract_(contract), c_(c), facts_(facts) {}
 
   std::vector<Finding> judge(const std::vector<Mode>& modes, std::vector<bool>* written) {
+    if (!asks(modes, Mode::Eager)) {
+      if (asks(modes, Mode::Fake) && broken_requires(facts_, contract_).empty()) judge_fake_alone();
+      return std::move(found_);
+    }
     enter(Mode::Eager);
     if (c_.misuse) {
       judge_misuse();
@@ -210,6 +214,31 @@ class CaseJudge {
       for (Finding& f : found)
         f.message = "with symbolic sizes (a ShapeEnv, as torch.compile(dynamic=True) traces it; "
                     "static sizes pass): " + f.message;
+    }
+    add(std::move(found), Mode::Fake);
+  }
+
+  // An op that cannot run here (the contract skips eager): its fake against the contract's
+  // returns: and the schema's aliasing, on static sizes, then symbolic ones.
+  void judge_fake_alone() {
+    enter(Mode::Fake);
+    auto judged = [&](const Observation& fake) {
+      std::vector<Finding> found = check_fake_alone({contract_, facts_, fake});
+      if (!fake.threw)
+        for (Finding& f : check_alias({contract_, op_.annotations, facts_, fake})) {
+          f.message = "the fake predicts it: " + f.message;
+          found.push_back(std::move(f));
+        }
+      return found;
+    };
+    if (!ops_.real_pytorch) {
+      add(judged(run_fake_meta(op_, contract_, c_, facts_)), Mode::Fake);
+      return;
+    }
+    std::vector<Finding> found = judged(run_fake_pytorch(op_, contract_, c_, facts_, false));
+    if (found.empty()) {
+      found = judged(run_fake_pytorch(op_, contract_, c_, facts_, true));
+      for (Finding& f : found) f.message = "with symbolic sizes (static sizes pass): " + f.message;
     }
     add(std::move(found), Mode::Fake);
   }

@@ -2,6 +2,7 @@
 
 #include <rapidcheck/Shrinkable.h>
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 #include <string>
@@ -19,12 +20,17 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Caller's mistakes are judged by running the op, in eager mode.
+bool runs_eager(const ModePlan& plan) {
+  return std::find(plan.run.begin(), plan.run.end(), Mode::Eager) != plan.run.end();
+}
+
 class CaseLoop {
  public:
   CaseLoop(std::shared_ptr<const Contract> contract, const OpBinding& op, const CheckOptions& options,
            const ModePlan& plan, CaseWorker& worker, ContractResult& r)
       : contract_ptr_(std::move(contract)), contract_(*contract_ptr_), op_(op), options_(options),
-        plan_(plan), worker_(worker), r_(r), draws_(contract_ptr_, options.seed, options.targeted, options.misuse),
+        plan_(plan), worker_(worker), r_(r), draws_(contract_ptr_, options.seed, options.targeted, options.misuse && runs_eager(plan)),
         written_(contract_.args.size(), false) {}
 
   void run() {
@@ -174,6 +180,7 @@ class CaseLoop {
   void finish(int next_case) {
     r_.next_case = next_case;
     if (!options_.misuse) r_.misuse_not_run = "left out by --no-misuse";
+    else if (!runs_eager(plan_)) r_.misuse_not_run = "the eager mode does not run";
     else if (!contract_.misuse_skip.empty()) r_.misuse_not_run = "skipped by the contract: " + contract_.misuse_skip;
     else if (r_.misuse_cases == 0) r_.misuse_not_run = "no case allowed a caller's mistake";
     r_.stopped = options_.stop && options_.stop->load();
@@ -185,8 +192,9 @@ class CaseLoop {
   }
 
   void add_warnings() {
+    const bool eager_ran = std::find(plan_.run.begin(), plan_.run.end(), Mode::Eager) != plan_.run.end();
     for (const ArgSpec& a : contract_.args)
-      if (a.is_tensor && op_.annotations.mutable_arg[a.index] && !written_[a.index])
+      if (eager_ran && a.is_tensor && !a.always_none && op_.annotations.mutable_arg[a.index] && !written_[a.index])
         r_.warnings.push_back("argument '" + a.name + "' is declared mutable but was never written in " +
                               std::to_string(r_.cases) + " cases: an over-declared mutation costs the compiler clones");
     if (draws_.breaks_some() && violating_made_ == 0 && r_.cases >= 10)

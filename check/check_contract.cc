@@ -61,11 +61,12 @@ void add_schema_findings(const Contract& contract, const BoundOps& bound, Contra
       r.findings.push_back({f->clause, to_string(Mode::Compiled), f->message});
 }
 
-// Why no case can run ("" when they can): every mode runs on the eager mode's cases.
-std::string why_no_case_runs(const Contract& contract, const BoundOps& bound) {
+// Why no case can run ("" when they can): a case runs in eager, or without it (a contract
+// that skips eager) in the fake mode alone.
+std::string why_no_case_runs(const Contract& contract, const BoundOps& bound, const ModePlan& plan) {
   if (std::string unfit = unfit_reason(*contract.schema, bound.op.handle.schema()); !unfit.empty()) return unfit;
-  if (contract.skip.count(Mode::Eager))
-    return "the eager mode, whose cases every mode runs, is skipped by the contract";
+  if (plan.run.empty())
+    return "the contract skips the eager mode, and the fake mode, which then runs alone, does not run either";
   return "";
 }
 
@@ -99,7 +100,7 @@ ContractResult check_contract(const Contract& contract, const std::string& targe
     const CaseOps ops = case_ops(bound, contract, options);
     CaseWorker worker(ops, *contract_ptr, isolation_for(contract, options));
     const ModePlan plan = plan_modes(contract, options.modes, ops, worker);
-    const std::string no_cases = why_no_case_runs(contract, bound);
+    const std::string no_cases = why_no_case_runs(contract, bound, plan);
     record_not_run(contract, plan, no_cases, r);
     if (no_cases.empty()) run_cases(contract_ptr, bound.op, options, plan, worker, r);
     mark_known(contract, target, options, r);

@@ -44,8 +44,12 @@ std::map<Mode, std::string> ran_as_text(const CaseOps& ops) {
 
 ModePlan plan_modes(const Contract& contract, const std::vector<Mode>& asked, const CaseOps& ops,
                     CaseWorker& worker) {
-  ModePlan plan{{Mode::Eager}, {}, ran_as_text(ops)};
-  for (Mode m : {Mode::Fake, Mode::Compiled, Mode::Cudagraph}) {
+  ModePlan plan{{}, {}, ran_as_text(ops)};
+  for (Mode m : kAllModes) {
+    if (m == Mode::Eager && !contract.skip.count(m)) {  // the base of every other mode
+      plan.run.push_back(m);
+      continue;
+    }
     std::string why;
     if (auto skip = contract.skip.find(m); skip != contract.skip.end())
       why = std::string(kSkippedByContract) + ": " + skip->second;

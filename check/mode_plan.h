@@ -17,13 +17,14 @@
 namespace opc {
 
 struct ModePlan {
-  std::vector<Mode> run;                // eager first, then each other mode that runs
+  std::vector<Mode> run;                // eager first (unless the contract skips it), then each other mode that runs
   std::map<Mode, std::string> not_run;  // why each other one does not
   std::map<Mode, std::string> ran_as;   // how the fake and compiled modes run, in words
 };
 
 // Eager, then each other mode that neither the contract's `skip:`, nor `asked` (--modes;
-// empty: all), nor this machine leaves out.
+// empty: all), nor this machine leaves out. A contract that skips eager (an op that cannot
+// run here) runs its fake mode alone.
 ModePlan plan_modes(const Contract& contract, const std::vector<Mode>& asked, const CaseOps& ops,
                     CaseWorker& worker);
 

@@ -180,7 +180,7 @@ class Bench {
     }
     auto round = [&] {
       for (size_t i = 0; i < inputs.size(); ++i) {
-        set_context(contract_, generated_[i]);
+        set_context(contract_, generated_[i], inputs[i].args);
         call_boxed(op_, inputs[i].args);
       }
     };

@@ -8,6 +8,7 @@
 
 #include "cli/command.h"
 #include "contracts/contract_loader.h"
+#include "contracts/not_covered.h"
 #include "reports/op_list.h"
 #include "runners/op_binding.h"
 #include "runners/python/bridge.h"
@@ -21,7 +22,7 @@ const char* kUsage = R"(  opcontract list [--load LIB.so]... [--contracts DIR]..
 
   Lists the ops the --load libraries register (without --load: opcontract's bundled ports,
   namespaces opc_*), each with the contracts under DIR (default contracts/) that cover it,
-  or NO CONTRACT.
+  or the reason a DIR/NOT_COVERED file gives for leaving it out, or NO CONTRACT.
 )";
 
 void finish(Args& a) {
@@ -86,6 +87,18 @@ std::map<std::string, std::string> fake_sources(const std::vector<std::string>& 
   return fakes;
 }
 
+// The reasons the folders' NOT_COVERED files give, by op; one that names an op some
+// contract covers is reported: the list has gone stale.
+std::map<std::string, std::string> not_covered(const std::vector<std::string>& dirs,
+                                               const std::vector<std::shared_ptr<const Contract>>& contracts) {
+  std::map<std::string, std::string> why;
+  for (const auto& d : dirs) why.merge(load_not_covered(d + "/NOT_COVERED"));
+  for (const auto& c : contracts)
+    if (why.erase(c->op))
+      std::cerr << "opcontract: " << c->op << " is listed in a NOT_COVERED file, but " << c->file << " covers it\n";
+  return why;
+}
+
 int run(const Args& a, const Session& session) {
   const std::vector<std::string> ops = ops_to_list(a, session);
   const std::vector<std::string> dirs = a.contract_dirs.empty() ? std::vector<std::string>{"contracts"} : a.contract_dirs;
@@ -93,7 +106,8 @@ int run(const Args& a, const Session& session) {
                                                       : "ops the --load libraries and --import modules register")
             << ", and the contracts covering them:\n\n";
   const std::map<std::string, std::string> fakes = fake_sources(ops);
-  print_op_list(std::cout, ops, load_contract_dirs(dirs), join(dirs), fakes);
+  const auto contracts = load_contract_dirs(dirs);
+  print_op_list(std::cout, ops, contracts, join(dirs), fakes, not_covered(dirs, contracts));
   return 0;
 }
 

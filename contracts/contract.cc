@@ -118,6 +118,10 @@ bool DonationSpec::donated(int arg_index) const {
   return std::find(args.begin(), args.end(), arg_index) != args.end();
 }
 
+bool Contract::reference_is_python() const {
+  return !reference.empty() && reference.find("::") == std::string::npos;
+}
+
 const MutateSpec* Contract::mutate_spec(int arg_index) const {
   for (const auto& m : mutates)
     if (m.arg == arg_index) return &m;

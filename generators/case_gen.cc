@@ -105,7 +105,7 @@ void check_case_size(const Case& k, const Contract& c) {
 
 TensorCase pick_tensor(const ArgSpec& a, const std::vector<int64_t>& values) {
   TensorCase t;
-  if (a.optional && *rc::gen::inRange(0, 5) == 0) {
+  if (a.always_none || (a.optional && *rc::gen::inRange(0, 5) == 0)) {
     t.none = true;
     return t;
   }
@@ -224,6 +224,8 @@ std::string case_misfit(const Case& c, const Contract& contract) {
     if (!tensor) {
       if (a.from_dims && std::get<ScalarValue>(c.args[a.index]) != scalar_from_dims(a, c.values))
         return "argument '" + a.name + "' is not what the dims give (" + a.from_dims->text() + ")";
+      if (!a.from_state.empty() && std::get<ScalarValue>(c.args[a.index]) != ScalarValue(a.from_state))
+        return "argument '" + a.name + "' is not the python_state hook's '" + a.from_state + "'";
       continue;
     }
     const TensorCase& t = std::get<TensorCase>(c.args[a.index]);
@@ -231,6 +233,7 @@ std::string case_misfit(const Case& c, const Contract& contract) {
       if (!a.optional) return "argument '" + a.name + "' is None but not optional";
       continue;
     }
+    if (a.always_none) return "argument '" + a.name + "' is a tensor, and the contract always passes None";
     const std::vector<int64_t> want = shape_of(a, c.values);
     if (t.sizes != want)
       return "argument '" + a.name + "' has shape " + shape_text(t.sizes) + " where the dims give " +

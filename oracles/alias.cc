@@ -51,7 +51,7 @@ std::vector<Finding> check_alias(const OracleInput& in) {
       const std::string unannotated =
           allowed < 0 ? " but the schema gives the return no alias annotation."
                       : " but the schema lets it alias only '" + in.contract.args[allowed].name + "'.";
-      if (rm.impl == a.after.impl) {
+      if (rm.impl && rm.impl == a.after.impl) {
         out.push_back({"alias", ret + " is argument '" + name + "' itself (the same tensor)" +
                                     unannotated + kConsequence});
       } else if (rm.storage == a.after.storage) {

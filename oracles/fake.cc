@@ -1,6 +1,7 @@
 // fake: the op's fake (its Meta kernel or Python fake) must predict eager's returns: sizes, dtype, strides of the dims
 // that matter, storage offset, and which inputs each return aliases.
 #include <algorithm>
+#include <optional>
 
 #include "generators/case.h"
 #include "oracles/oracles.h"
@@ -32,40 +33,45 @@ bool missing_meta_kernel(const std::string& error) {
          error.find("UnsupportedOperatorException") != std::string::npos;
 }
 
-// What the contract's `returns:` promises for return r, evaluated on the case.
-std::string contract_mismatch(const FakeInput& in, size_t r, const TensorMeta& eager) {
-  if (r >= in.contract.returns.size()) return "";
-  const ReturnSpec& spec = in.contract.returns[r];
+// What the contract's `returns:` promises for return r, evaluated on the case (`obs` is the
+// run whose arguments' dtypes a copied dtype follows), against `got`.
+std::string contract_mismatch(const Contract& contract, const CaseFacts& facts, const Observation& obs,
+                              size_t r, const TensorMeta& got) {
+  if (r >= contract.returns.size()) return "";
+  const ReturnSpec& spec = contract.returns[r];
   std::string diff;
   if (!spec.shape.empty()) {
     std::vector<int64_t> want;
-    for (const Expr& e : spec.shape) want.push_back(e.eval(in.facts.input()));
-    if (want != eager.sizes) diff = "sizes " + shape_text(eager.sizes) + ", the contract says " + shape_text(want);
+    for (const Expr& e : spec.shape) want.push_back(e.eval(facts.input()));
+    if (want != got.sizes) diff = "sizes " + shape_text(got.sizes) + ", the contract says " + shape_text(want);
   }
   c10::ScalarType dtype = c10::ScalarType::Undefined;
   if (spec.dtype_from >= 0) {
-    for (const ArgObservation& a : in.eager.tensors)
+    for (const ArgObservation& a : obs.tensors)
       if (a.arg == spec.dtype_from) dtype = a.before.dtype;
   } else if (spec.dtypes.size() == 1) {
     dtype = spec.dtypes[0];
   }
-  const bool listed = std::find(spec.dtypes.begin(), spec.dtypes.end(), eager.dtype) != spec.dtypes.end();
-  if ((dtype != c10::ScalarType::Undefined && dtype != eager.dtype) || (spec.dtypes.size() > 1 && !listed))
-    diff += std::string(diff.empty() ? "" : "; ") + "dtype " + c10::toString(eager.dtype) +
+  const bool listed = std::find(spec.dtypes.begin(), spec.dtypes.end(), got.dtype) != spec.dtypes.end();
+  if ((dtype != c10::ScalarType::Undefined && dtype != got.dtype) || (spec.dtypes.size() > 1 && !listed))
+    diff += std::string(diff.empty() ? "" : "; ") + "dtype " + c10::toString(got.dtype) +
             ", not the contract's";
   return diff;
 }
 
+std::optional<Finding> missing_fake(const std::string& error) {
+  if (!missing_meta_kernel(error)) return std::nullopt;
+  return Finding{"fake", "the op has no Meta (fake) kernel, and the contract lists the fake mode: "
+                         "torch.compile cannot trace it. Register one (TORCH_LIBRARY_IMPL(ns, "
+                         "Meta, m)) or skip the mode with a reason. (" +
+                             error.substr(0, error.find('\n')) + ")"};
+}
+
 // The fake threw: a missing Meta kernel, or a fake that refuses what eager takes.
 std::vector<Finding> fake_threw(const FakeInput& in) {
-  const std::string& error = in.fake.error;
-  if (missing_meta_kernel(error))
-    return {{"fake", "the op has no Meta (fake) kernel, and the contract lists the fake mode: "
-                     "torch.compile cannot trace it. Register one (TORCH_LIBRARY_IMPL(ns, "
-                     "Meta, m)) or skip the mode with a reason. (" +
-                         error.substr(0, error.find('\n')) + ")"}};
+  if (auto missing = missing_fake(in.fake.error)) return {*missing};
   if (in.eager.threw) return {};  // both refuse the case: nothing to compare
-  return {{"fake", "the fake (Meta kernel or Python fake) threw where eager did not: " + error}};
+  return {{"fake", "the fake (Meta kernel or Python fake) threw where eager did not: " + in.fake.error}};
 }
 
 // Arguments whose metadata eager and the fake change differently.
@@ -115,7 +121,7 @@ void add_return_findings(const FakeInput& in, size_t r, std::vector<Finding>& ou
     return;
   }
   if (!e.is_tensor || !e.value.defined()) return;
-  if (const std::string off = contract_mismatch(in, r, e.meta); !off.empty())
+  if (const std::string off = contract_mismatch(in.contract, in.facts, in.eager, r, e.meta); !off.empty())
     out.push_back({"fake", ret + " breaks the contract's returns: (eager gives " + off +
                                "): a fake kernel written from the contract mispredicts it."});
   if (const std::string diff = return_diff(in, e, f); !diff.empty())
@@ -125,6 +131,23 @@ void add_return_findings(const FakeInput& in, size_t r, std::vector<Finding>& ou
 }
 
 }  // namespace
+
+std::vector<Finding> check_fake_alone(const FakeAloneInput& in) {
+  if (in.fake.threw) {
+    if (auto missing = missing_fake(in.fake.error)) return {*missing};
+    return {{"fake", "the fake (Meta kernel or Python fake) threw on a case that meets the contract "
+                     "(the real op cannot run here to compare): " + in.fake.error}};
+  }
+  std::vector<Finding> out;
+  for (size_t r = 0; r < in.fake.returns.size(); ++r) {
+    const ReturnObservation& f = in.fake.returns[r];
+    if (!f.is_tensor || !f.value.defined()) continue;
+    if (const std::string off = contract_mismatch(in.contract, in.facts, in.fake, r, f.meta); !off.empty())
+      out.push_back({"fake", "return " + std::to_string(r) + ": the fake breaks the contract's returns: (it gives " +
+                                 off + "): the compiled program plans with a wrong tensor."});
+  }
+  return out;
+}
 
 std::vector<Finding> check_fake(const FakeInput& in) {
   if (in.fake.threw) return fake_threw(in);

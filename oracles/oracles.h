@@ -59,6 +59,15 @@ struct FakeInput {
 // eager's returns break the contract's `returns:` (shape, dtype), which a fake kernel
 // written from the contract would predict.
 std::vector<Finding> check_fake(const FakeInput& in);
+struct FakeAloneInput {
+  const Contract& contract;
+  const CaseFacts& facts;
+  const Observation& fake;
+};
+// fake, for an op that cannot run here (the contract skips eager), so nothing to compare
+// with: the fake is missing or throws on a case that meets the contract, or its returns
+// break the contract's `returns:`. (Its aliasing: check_alias on the fake's observation.)
+std::vector<Finding> check_fake_alone(const FakeAloneInput& in);
 
 struct CompiledObservation;
 struct CompiledInput {

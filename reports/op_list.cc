@@ -37,7 +37,8 @@ std::map<std::string, std::vector<std::string>> roles(
 
 int print_op_list(std::ostream& out, const std::vector<std::string>& ops,
                   const std::vector<std::shared_ptr<const Contract>>& contracts,
-                  const std::string& where, const std::map<std::string, std::string>& fakes) {
+                  const std::string& where, const std::map<std::string, std::string>& fakes,
+                  const std::map<std::string, std::string>& not_covered) {
   std::vector<std::string> sorted = ops;
   std::sort(sorted.begin(), sorted.end());
   const auto covered = roles(contracts);
@@ -50,7 +51,8 @@ int print_op_list(std::ostream& out, const std::vector<std::string>& ops,
     auto it = covered.find(op);
     if (it == covered.end()) {
       ++lacking;
-      out << "NO CONTRACT  (draft one: opcontract draft " << op << ")\n";
+      if (auto why = not_covered.find(op); why != not_covered.end()) out << "NOT COVERED: " << why->second << "\n";
+      else out << "NO CONTRACT  (draft one: opcontract draft " << op << ")\n";
       continue;
     }
     for (size_t i = 0; i < it->second.size(); ++i)

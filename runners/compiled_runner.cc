@@ -63,7 +63,7 @@ CompiledObservation run_compiled(const OpBinding& op, const Contract& contract, 
     clones.push_back({t.arg, t.view, clone, TensorMeta::of(clone)});
   }
   for (const TensorArg& t : m.tensors) out.obs.tensors.push_back(observe_arg(t.arg, t.storage, t.view, false));
-  set_context(contract, c);
+  set_context(contract, c, args);
   const std::vector<c10::IValue> rets = observe_call(op, args, out.obs);
   if (out.obs.threw) return out;
   if (!returns_annotated(op.handle.schema())) {

@@ -23,6 +23,23 @@ TensorMeta TensorMeta::of(const at::Tensor& t) {
   return m;
 }
 
+namespace {
+
+// The python_state hook builds the process state and hands back the {state: NAME} arguments.
+void build_python_state(const Contract& contract, const Case& c, std::vector<c10::IValue>& args) {
+  python::StateCase state;
+  for (const auto& v : contract.values) state.values[v.name] = c.values[v.slot];
+  std::map<int, std::string> wanted;
+  for (const auto& a : contract.args) {
+    state.arg_names.push_back(a.name);
+    if (!a.from_state.empty()) wanted[a.index] = a.from_state;
+  }
+  state.seed = c.data_seed;
+  python::build_state(contract.python_state, state, *contract.schema, wanted, args);
+}
+
+}  // namespace
+
 void set_context(const Contract& contract, const Case& c) {
   std::map<std::string, int64_t> values;
   for (const auto& v : contract.values)
@@ -31,6 +48,11 @@ void set_context(const Contract& contract, const Case& c) {
       values[v.name] = c.values[v.slot];
     }
   if (!contract.python_context.empty()) python::set_context(contract.python_context, values);
+}
+
+void set_context(const Contract& contract, const Case& c, std::vector<c10::IValue>& args) {
+  set_context(contract, c);
+  if (!contract.python_state.empty()) build_python_state(contract, c, args);
 }
 
 std::vector<c10::IValue> call_boxed(const OpBinding& op, const std::vector<c10::IValue>& args) {
@@ -95,7 +117,7 @@ Observation call_observed(const OpBinding& op, const Contract& contract, const C
   Observation obs;
   obs.tensors.reserve(m.tensors.size());
   for (const TensorArg& t : m.tensors) obs.tensors.push_back(observe_arg(t.arg, t.storage, t.view, snapshot));
-  set_context(contract, c);
+  set_context(contract, c, m.args);
   const std::vector<c10::IValue> rets = observe_call(op, m.args, obs);
   m.args.clear();  // drop our references so only the observation keeps the tensors
   observe_after(rets, obs);

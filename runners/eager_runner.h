@@ -11,8 +11,13 @@
 
 namespace opc {
 
-// Sets the contract's context values into the simulated process state (ops/sim_context.h).
+// Sets the contract's context values into the simulated process state (ops/sim_context.h)
+// and calls its python_context hook with them.
 void set_context(const Contract& contract, const Case& c);
+// The same, then the contract's python_state hook, which builds the state the op reads
+// from the whole case and `args` (schema order), and fills the `{state: NAME}` arguments
+// of `args` with the objects it returns. Called right before each call of the op.
+void set_context(const Contract& contract, const Case& c, std::vector<c10::IValue>& args);
 
 // Calls the op once on `args`, boxed and below autograd. Returns what it left on the stack.
 std::vector<c10::IValue> call_boxed(const OpBinding& op, const std::vector<c10::IValue>& args);

@@ -25,7 +25,7 @@ Observation run_fake_pytorch(const OpBinding& op, const Contract& contract, cons
   Materialized m = materialize(c, contract, facts);
   Observation obs;
   for (const TensorArg& t : m.tensors) obs.tensors.push_back(observe_arg(t.arg, t.storage, t.view, false));
-  set_context(contract, c);
+  set_context(contract, c, m.args);
   const python::FakeResult r = python::fake_call(op, m.args, symbolic);
   if (!r.ok) {
     obs.threw = true;
@@ -40,6 +40,7 @@ Observation run_fake_pytorch(const OpBinding& op, const Contract& contract, cons
     if (auto after = r.args_after.find(a.arg); after != r.args_after.end())
       a.after = meta_of(after->second, a.before.storage);
     a.after.data = a.before.data;
+    a.after.impl = a.before.impl;  // the caller's tensor stays itself
   }
   auto storage_of_arg = [&](int arg) -> const void* {
     for (const ArgObservation& a : obs.tensors)
@@ -55,6 +56,8 @@ Observation run_fake_pytorch(const OpBinding& op, const Contract& contract, cons
                             : f.aliases_return >= 0 ? obs.returns[f.aliases_return].meta.storage
                                                     : reinterpret_cast<const void*>(uintptr_t{i + 1});
       ro.meta = meta_of(f, storage);
+      for (const ArgObservation& a : obs.tensors)
+        if (a.arg == f.is_arg) ro.meta.impl = a.before.impl;  // the argument itself
       // Only its metadata is compared; a placeholder says "a defined tensor" to the oracle.
       ro.value = at::empty({0}, at::TensorOptions().dtype(f.dtype).device(at::kMeta));
     }
@@ -86,7 +89,7 @@ Observation run_fake_meta(const OpBinding& op, const Contract& contract, const C
     obs.tensors.push_back(observe_arg(a.index, storage, view, false));
     args.emplace_back(view);
   }
-  set_context(contract, c);
+  set_context(contract, c, args);
   observe_after(observe_call(op, args, obs), obs);
   return obs;
 }

@@ -51,7 +51,7 @@ Materialized materialize(const Case& c, const Contract& contract, const CaseFact
 Materialized copy_of(const Materialized& m);
 
 // A scalar argument's value as the op receives it (the schema's default where the case
-// holds std::monostate).
+// holds std::monostate; None for a `{state: NAME}` argument, which set_context fills).
 c10::IValue scalar_arg(const Case& c, const Contract& contract, const ArgSpec& a);
 
 // The sentinel's bytes for a dtype (a NaN payload for floats): what an unwritten output

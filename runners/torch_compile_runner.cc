@@ -37,7 +37,7 @@ TorchCompileRun run_torch_compile(const OpBinding& op, const Contract& contract,
   Materialized m = materialize(c, contract, facts);
   TorchCompileRun run;
   for (const TensorArg& t : m.tensors) run.obs.tensors.push_back(observe_arg(t.arg, t.storage, t.view, false));
-  set_context(contract, c);
+  set_context(contract, c, m.args);
   std::string context;
   for (const auto& v : contract.values)
     if (v.is_context) context += v.name + "=" + std::to_string(c.values[v.slot]) + " ";

@@ -4,6 +4,7 @@
 
 #include <ATen/core/function_schema.h>
 #include <gtest/gtest.h>
+#include <torch/csrc/jit/frontend/schema_type_parser.h>
 
 #include <filesystem>
 #include <string>
@@ -117,6 +118,69 @@ TEST(LoaderReference, MistakesAreErrorsAtTheirPlace) {
                              "missing key 'reason'"));
   EXPECT_TRUE(fails_at_token(kSmall + "known_findings:\n  - {clause: write, mode: eagre, reason: x}\n",
                              "eagre", "unknown mode 'eagre'"));
+}
+
+// ---------------------------------------------------------------------------------------
+// python_state, {state: NAME}, Python references, optional tensors always None
+
+// A contract of an op taking a layer object, as vLLM's attention ops take a LayerName (an
+// opaque type the embedded Python registers; here registered by name).
+std::string state_contract(const std::string& extra, const std::string& layer = "{state: layer}") {
+  static const bool registered = (torch::jit::registerOpaqueType("test_hooks.Layer"), true);
+  (void)registered;
+  return "op: a::attn\nschema: \"attn(Tensor x, Tensor? scale, test_hooks.Layer layer) -> Tensor\"\n" + extra +
+         "dims:\n  n: {range: [0, 8]}\nargs:\n  x: {dtype: float32, shape: [n]}\n  scale: none\n  layer: " +
+         layer + "\nmodes: [fake, eager, compiled]\nskip: {cudagraph: \"CPU state\"}\n";
+}
+
+TEST(LoaderPythonState, HookStateArgumentsAndPythonReferenceLoad) {
+  const Contract c = load_contract_text(
+      state_contract("python_state: hooks:attention\nreference: hooks:attention_reference\n"), kFile);
+  EXPECT_EQ(c.python_state, "hooks:attention");
+  EXPECT_EQ(c.arg("layer")->from_state, "layer");
+  EXPECT_TRUE(c.arg("scale")->always_none);
+  EXPECT_TRUE(c.reference_is_python());
+  EXPECT_FALSE(load_contract_text(kSmall + "reference: a::g\n", kFile).reference_is_python());
+}
+
+TEST(LoaderPythonState, MistakesAreErrorsAtTheirPlace) {
+  EXPECT_TRUE(fails_at_token(state_contract("", "{state: layer}"), "{state",
+                             "takes an object the python_state hook returns, and this contract names no python_state"));
+  EXPECT_TRUE(fails_at_token(state_contract("python_state: hooks:a\n", "\"name\""), "\"name\"",
+                             "an object the contract's python_state hook builds: write {state: NAME}"));
+  EXPECT_TRUE(fails_at_token(state_contract("python_state: hooks.attention\n"), "hooks.attention",
+                             "python_state must name a Python function as module:function"));
+  EXPECT_TRUE(fails_at_token(state_contract("python_state: hooks:a\n", "{state: layer, extra: 1}"), "extra",
+                             "unknown key 'extra'"));
+  EXPECT_TRUE(fails_at_token(kSmall + "reference: hooks:a:b\n", "hooks:a:b",
+                             "or a Python function as module:function"));
+  EXPECT_TRUE(fails_at_token(kHead + "args:\n  x: none\n", "none",
+                             "none is for an optional tensor (Tensor?), and the schema says Tensor"));
+  const std::string with_cudagraph = state_contract("python_state: hooks:a\n");
+  const std::string modes = "modes: [fake, eager, compiled]\nskip: {cudagraph: \"CPU state\"}\n";
+  EXPECT_TRUE(fails_at_token(with_cudagraph.substr(0, with_cudagraph.find(modes)), "hooks:a",
+                             "the cudagraph mode does not call it: skip that mode"));
+}
+
+TEST(LoaderValid, OptionalScalarTakesItsElementTypesValues) {
+  const Contract c = load_contract_text(R"y(op: a::f
+schema: "f(Tensor x, float? scale=None, str? fmt=None) -> Tensor"
+dims:
+  n: {range: [0, 8]}
+args:
+  x: {dtype: float32, shape: [n]}
+  scale: {choose: [0.125, 1.0]}
+  fmt: ue8m0
+)y", kFile);
+  EXPECT_EQ(c.arg("scale")->choices[1], ScalarValue(1.0));
+  EXPECT_EQ(c.arg("fmt")->choices[0], ScalarValue(std::string("ue8m0")));
+}
+
+TEST(LoaderModes, SkippingEagerLeavesTheFakeModeAlone) {
+  const std::string fake_only = kSmall + "modes: [fake]\nskip: {eager: \"Triton only\", compiled: \"x\", cudagraph: \"x\"}\n";
+  EXPECT_EQ(load_contract_text(fake_only, kFile).skip.count(Mode::Eager), 1u);
+  EXPECT_TRUE(fails_at_token(kSmall + "modes: [fake, compiled]\nskip: {eager: \"Triton only\", cudagraph: \"x\"}\n",
+                             "[fake, compiled]", "only the fake mode can be judged"));
 }
 
 // ---------------------------------------------------------------------------------------

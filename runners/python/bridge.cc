@@ -94,6 +94,7 @@ FakeTensor fake_tensor(const py::dict& d) {
   t.dtype = dtype_of(d["dtype"].cast<std::string>());
   if (d.contains("aliases_arg")) t.aliases_arg = d["aliases_arg"].cast<int>();
   if (d.contains("aliases_return")) t.aliases_return = d["aliases_return"].cast<int>();
+  if (d.contains("is_arg")) t.is_arg = d["is_arg"].cast<int>();
   return t;
 }
 
@@ -281,6 +282,41 @@ void set_context(const std::string& hook, const std::map<std::string, int64_t>& 
     bridge().attr("set_context")(hook, values);
   } catch (const py::error_already_set& e) {
     throw python_error("the contract's python_context hook " + hook, e);
+  }
+}
+
+void build_state(const std::string& hook, const StateCase& c, const c10::FunctionSchema& schema,
+                 const std::map<int, std::string>& wanted, std::vector<c10::IValue>& args) {
+  py::gil_scoped_acquire gil;
+  py::dict state;
+  try {
+    state = bridge().attr("build_state")(hook, c.values, c.arg_names, to_python(args), c.seed);
+  } catch (const py::error_already_set& e) {
+    throw python_error("the contract's python_state hook " + hook, e);
+  }
+  for (const auto& [index, key] : wanted) {
+    if (!state.contains(key)) {
+      std::string keys;
+      for (const auto& kv : state) keys += (keys.empty() ? "" : ", ") + std::string(py::str(kv.first));
+      throw std::runtime_error("the contract's python_state hook " + hook + " returned no '" + key +
+                               "' for argument '" + c.arg_names.at(index) + "' (it returned: " +
+                               (keys.empty() ? "nothing" : keys) + ")");
+    }
+    try {
+      args.at(index) = torch::jit::toIValue(state[key.c_str()], schema.arguments().at(index).type());
+    } catch (const std::exception& e) {
+      throw std::runtime_error("the contract's python_state hook " + hook + " returned, under '" + key +
+                               "', no " + schema.arguments().at(index).type()->str() + ": " + e.what());
+    }
+  }
+}
+
+std::string define_python_reference(const std::string& function, const std::string& schema) {
+  py::gil_scoped_acquire gil;
+  try {
+    return bridge().attr("define_python_reference")(function, schema).cast<std::string>();
+  } catch (const py::error_already_set& e) {
+    throw python_error("registering the Python reference " + function, e);
   }
 }
 

@@ -79,12 +79,32 @@ std::vector<std::string> python_registered_ops();
 // `python_context:`).
 void set_context(const std::string& hook, const std::map<std::string, int64_t>& values);
 
+// A case as the contract's `python_state:` hook receives it (besides the op's arguments).
+struct StateCase {
+  std::map<std::string, int64_t> values;  // every context value and dim, by name
+  std::vector<std::string> arg_names;     // the op's arguments' names, schema order
+  uint64_t seed = 0;                      // the case's data seed: the state's contents follow it
+};
+
+// Calls the hook `module:function` with the case and its arguments `args` (schema order),
+// so that it builds the process state the op reads, and puts the objects it returns into
+// the arguments `wanted` names (schema index -> the key of the hook's dict), converted to
+// their schema types (a PyObject stays the Python object: vLLM's LayerName).
+void build_state(const std::string& hook, const StateCase& c, const c10::FunctionSchema& schema,
+                 const std::map<int, std::string>& wanted, std::vector<c10::IValue>& args);
+
+// Registers the Python function `module:function` as a CPU op taking `schema` (a contract's
+// schema; its op name is replaced) in opcontract's namespace opc_pyref, for a contract's
+// `reference:`; returns the op's qualified name. Idempotent per function and schema.
+std::string define_python_reference(const std::string& function, const std::string& schema);
+
 struct FakeTensor {
   bool is_tensor = false;
   std::vector<int64_t> sizes, strides;
   int64_t storage_offset = 0;
   c10::ScalarType dtype = c10::ScalarType::Undefined;
   int aliases_arg = -1;     // schema index of the argument whose storage it shares
+  int is_arg = -1;          // schema index of the argument it is (the same tensor)
   int aliases_return = -1;  // earlier return sharing its storage
 };
 

@@ -33,6 +33,11 @@ bool defined_by_torch(const std::string&) { refuse(); }
 std::string installed_version(const std::string&) { refuse(); }
 std::vector<std::string> python_registered_ops() { refuse(); }
 void set_context(const std::string&, const std::map<std::string, int64_t>&) { refuse(); }
+void build_state(const std::string&, const StateCase&, const c10::FunctionSchema&,
+                 const std::map<int, std::string>&, std::vector<c10::IValue>&) {
+  refuse();
+}
+std::string define_python_reference(const std::string&, const std::string&) { refuse(); }
 FakeResult fake_call(const OpBinding&, const std::vector<c10::IValue>&, bool) { refuse(); }
 CompiledResult compiled_call(const OpBinding&, const std::vector<c10::IValue>&, const std::string&,
                              const std::string&, int, const std::vector<std::string>&) {

@@ -154,16 +154,74 @@ def set_context(hook: str, values: dict[str, int]) -> None:
     tensor-parallel world size and rank) gets the case's values from such a hook, named by
     the contract's ``python_context:``; it sets the state the op reads.
     """
-    fn = _context_hooks.get(hook)
+    _python_function(hook)(**values)
+
+
+@dataclass
+class StateCase:
+    """One case as a contract's ``python_state:`` hook receives it.
+
+    ``values``: every context value and dim, by name. ``args``: the op's arguments by
+    name, as the op will receive them (the case's tensors; the ``{state: NAME}`` ones still
+    None). ``seed``: the case's data seed, from which the hook draws the state's contents
+    (a KV cache's), so that every run of one case sees the same state.
+    """
+
+    values: dict[str, int]
+    args: dict[str, Any]
+    seed: int
+
+
+def build_state(hook: str, values: dict[str, int], names: list[str], args: list, seed: int) -> dict:
+    """Calls a ``python_state:`` hook before a call of the op; returns its dict of objects.
+
+    The hook builds the process state the op reads (vLLM: a layer registered under its
+    name, a KV cache, the forward context with attention metadata) and returns the objects
+    the contract's ``{state: NAME}`` arguments take, by NAME. It is called before every
+    call of the op (eager, its reruns, the fake and compiled modes); what is costly to
+    build (a layer per configuration) it keeps across calls itself.
+    """
+    state = _python_function(hook)(StateCase(values, dict(zip(names, args)), seed))
+    if not isinstance(state, dict):
+        raise TypeError(f"returned {type(state).__name__}, not a dict of the objects the "
+                        "{state: NAME} arguments take")
+    return state
+
+
+def define_python_reference(function: str, schema: str) -> str:
+    """Registers ``module:function`` as the CPU op ``opc_pyref::NAME`` taking ``schema``.
+
+    A contract's ``reference:`` may name a Python function where no ATen op has the op's
+    signature (vLLM's attention with its layer and metadata); the reference clause then
+    calls it through the dispatcher like any op, after the same hooks. ``schema`` is the
+    contract's; its op name is replaced. Returns ``opc_pyref::NAME``.
+    """
+    name = "ref_" + re.sub(r"\W", "_", function)
+    qualname = f"opc_pyref::{name}"
+    if qualname not in _python_references:
+        lib = torch.library.Library("opc_pyref", "FRAGMENT")
+        lib.define(name + schema[schema.index("("):])
+        lib.impl(name, _python_function(function), "CPU")
+        _libraries.append(lib)
+        _python_references.add(qualname)
+    return qualname
+
+
+_python_references: set[str] = set()
+
+
+def _python_function(spec: str) -> Callable:
+    """The function a contract names as ``module:function``, imported once."""
+    fn = _python_functions.get(spec)
     if fn is None:
-        module, sep, name = hook.partition(":")
+        module, sep, name = spec.partition(":")
         if not sep or not module or not name:
-            raise ValueError(f"python_context must be 'module:function', not {hook!r}")
-        fn = _context_hooks[hook] = getattr(importlib.import_module(module), name)
-    fn(**values)
+            raise ValueError(f"a contract's Python hook must be 'module:function', not {spec!r}")
+        fn = _python_functions[spec] = getattr(importlib.import_module(module), name)
+    return fn
 
 
-_context_hooks: dict[str, Callable] = {}
+_python_functions: dict[str, Callable] = {}
 
 
 def op_fake_kind(qualname: str) -> str:
@@ -258,6 +316,7 @@ def fake_call(
              {"is_tensor": True, "sizes": [int], "strides": [int], "storage_offset": int,
               "dtype": "torch.float32", "symbolic": [bool],   # per dim: a symbol still
               "aliases_arg": int,             # arg whose storage it shares, or -1
+              "is_arg": int,                  # arg that it is (the same tensor), or -1
               "aliases_return": int}          # earlier return sharing its storage, or -1
              | {"is_tensor": False, "value": int | float | bool | None}],
          "args_after": [{"arg": int, "sizes", "strides", "storage_offset", "dtype"}],
@@ -287,7 +346,7 @@ def fake_call(
                     for a in fakes]
     returns = tree_leaves(out) if op._schema.returns else []
     result["ok"] = True
-    result["returns"] = [_describe_return(r, returns[:k], arg_storages)
+    result["returns"] = [_describe_return(r, returns[:k], arg_storages, fakes)
                          for k, r in enumerate(returns)]
     result["args_after"] = [{"arg": i, **_tensor_meta(a)} for i, a in enumerate(fakes)
                             if isinstance(a, torch.Tensor)]
@@ -499,13 +558,14 @@ def _tensor_meta(t: torch.Tensor) -> dict:
             "storage_offset": _int(t.storage_offset()), "dtype": str(t.dtype)}
 
 
-def _describe_return(r: Any, earlier: list, arg_storages: list[set[int]]) -> dict:
+def _describe_return(r: Any, earlier: list, arg_storages: list[set[int]], args: list) -> dict:
     if not isinstance(r, torch.Tensor):
         return {"is_tensor": False, "value": _int(r) if isinstance(r, torch.SymInt) else r}
     key = _storage_key(r)
     return {"is_tensor": True, **_tensor_meta(r),
             "symbolic": [_is_symbolic(s) for s in r.shape],
             "aliases_arg": next((i for i, s in enumerate(arg_storages) if key in s), -1),
+            "is_arg": next((i for i, a in enumerate(args) if a is r), -1),
             "aliases_return": next((k for k, e in enumerate(earlier)
                                     if isinstance(e, torch.Tensor) and _storage_key(e) == key), -1)}
 

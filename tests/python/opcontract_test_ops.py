@@ -13,6 +13,8 @@ as vLLM's own modules are. Two registrations, as real code does them:
 
 The TP world size and rank live here, set per case through the contract's
 ``python_context: opcontract_test_ops:set_tp``, as vLLM's live in vllm.distributed.
+The ops of the state-hook, Python-reference and fake-only tests are in
+opcontract_state_ops.py, imported at the end.
 """
 
 import torch
@@ -67,3 +69,4 @@ for _name, _clone in (("sequence_parallel_chunk_impl", True),
     _lib.define(f"{_name}(Tensor x) -> Tensor", tags=(torch.Tag.needs_fixed_stride_order,))
     _lib.impl(_name, lambda x, _clone=_clone: _chunk(x, _clone), "CPU")
     _lib._register_fake(_name, _chunk_fake)
+import opcontract_state_ops  # noqa: E402,F401  (registers the ops of the state-hook tests)

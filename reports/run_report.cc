@@ -1,5 +1,6 @@
 #include "reports/run_report.h"
 
+#include <algorithm>
 #include <iomanip>
 #include <sstream>
 
@@ -75,6 +76,13 @@ bool found(const ContractResult& r, const std::string& clause, const std::string
 }
 
 // Whether mode m judges the row's clause for this contract.
+// Whether the contract states a precondition: a requires:, or an in-place aliasing it calls
+// unsupported (the op must refuse it).
+bool has_precondition(const Contract& c) {
+  return !c.requires_.empty() ||
+         std::any_of(c.inplace.begin(), c.inplace.end(), [](const auto& i) { return !i.supported; });
+}
+
 bool judges(const RunEntry& e, const ClauseRow& row, Mode m) {
   if (std::find(row.modes.begin(), row.modes.end(), m) == row.modes.end()) return false;
   // The fake mode judges aliasing only for an op that cannot run (its contract skips eager).
@@ -82,7 +90,7 @@ bool judges(const RunEntry& e, const ClauseRow& row, Mode m) {
     return false;
   // Clauses a contract does not ask for.
   return !(e.contract && ((row.clause == std::string("reference") && e.contract->reference.empty()) ||
-                          (row.clause == std::string("precondition") && e.contract->requires_.empty()) ||
+                          (row.clause == std::string("precondition") && !has_precondition(*e.contract)) ||
                           (row.clause == std::string("padding") && !e.contract->padding) ||
                           (row.clause == std::string("donation") && !e.contract->donates) ||
                           (row.clause == std::string("finite") && !e.contract->finite))) &&

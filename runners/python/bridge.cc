@@ -292,7 +292,7 @@ void build_state(const std::string& hook, const StateCase& c, const c10::Functio
   try {
     state = bridge().attr("build_state")(hook, c.values, c.arg_names, to_python(args), c.seed);
   } catch (const py::error_already_set& e) {
-    throw python_error("the contract's python_state hook " + hook, e);
+    throw StateHookError(python_error("the contract's python_state hook " + hook, e).what());
   }
   for (const auto& [index, key] : wanted) {
     if (!state.contains(key)) {

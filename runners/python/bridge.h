@@ -15,6 +15,7 @@
 #include <ATen/core/ivalue.h>
 
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -86,10 +87,16 @@ struct StateCase {
   uint64_t seed = 0;                      // the case's data seed: the state's contents follow it
 };
 
+// The python_state hook raised: it could not build the state for this case.
+struct StateHookError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 // Calls the hook `module:function` with the case and its arguments `args` (schema order),
 // so that it builds the process state the op reads, and puts the objects it returns into
 // the arguments `wanted` names (schema index -> the key of the hook's dict), converted to
-// their schema types (a PyObject stays the Python object: vLLM's LayerName).
+// their schema types (a PyObject stays the Python object: vLLM's LayerName). Throws
+// StateHookError when the hook raises.
 void build_state(const std::string& hook, const StateCase& c, const c10::FunctionSchema& schema,
                  const std::map<int, std::string>& wanted, std::vector<c10::IValue>& args);
 

@@ -170,6 +170,7 @@ class CaseJudge {
       const Observation ref = rerun_eager(*ops_.reference, contract_, c_, fresh());
       add(check_reference({contract_, op_.annotations, eager, ref}), Mode::Eager);
     }
+    judge_forms(eager);
     if (c_.inplace >= 0) {
       const Observation in_place = run_in_place(op_, contract_, c_, fresh());
       add(check_inplace({contract_, op_.annotations, contract_.inplace[c_.inplace], eager, in_place}),
@@ -197,6 +198,36 @@ class CaseJudge {
     };
     const Observation nan_padded = padded_run(0), finite_padded = padded_run(1);
     add(check_padding({contract_, op_.annotations, facts_, nan_padded, finite_padded}), Mode::Eager);
+  }
+
+  // The case again with each tensor argument in each other form its contract lists.
+  void judge_forms(const Observation& eager) {
+    for (const ArgSpec& a : contract_.args) {
+      const auto* t = a.is_tensor ? std::get_if<TensorCase>(&c_.args[a.index]) : nullptr;
+      if (!t || t->none) continue;
+      for (size_t k = 0; k < a.forms.size(); ++k) {
+        const std::vector<int64_t> sizes = form_sizes(a, k, *t);
+        const std::optional<Observation> formed = run_in_form(op_, contract_, c_, fresh(), a.index, sizes);
+        if (!formed) continue;  // this layout has no view in that form
+        const std::string form = "'" + a.name + "' as " + shape_text(sizes) + " (forms[" + std::to_string(k) +
+                                 "]) instead of " + shape_text(t->sizes);
+        add(check_forms({contract_, op_.annotations, form, eager, *formed}), Mode::Eager);
+      }
+    }
+  }
+
+  // Form k of argument a on this case; a contract error when it does not hold the shape's elements.
+  std::vector<int64_t> form_sizes(const ArgSpec& a, size_t k, const TensorCase& t) const {
+    std::vector<int64_t> sizes;
+    int64_t n = 1, want = 1;
+    for (const Expr& e : a.forms[k]) n *= sizes.emplace_back(e.eval(facts_.input()));
+    for (int64_t d : t.sizes) want *= d;
+    if (n != want)
+      throw ContractError(a.loc, "args." + a.name + ".forms[" + std::to_string(k) + "]: " + shape_text(sizes) +
+                                     " holds " + std::to_string(n) + " elements where its shape " +
+                                     shape_text(t.sizes) + " holds " + std::to_string(want) +
+                                     "; a form is the same elements in other sizes");
+    return sizes;
   }
 
   void judge_determinism(const Observation& eager) {

@@ -132,7 +132,7 @@ const std::vector<std::string>& clause_ids() {
   static const std::vector<std::string> ids = {
       "schema",  "alias",     "mutation",     "write",     "extent",
       "fake",    "compiled",  "donation",     "cudagraph", "padding",
-      "precondition", "reference", "determinism", "branches", "crash", "misuse", "finite"};
+      "precondition", "reference", "determinism", "branches", "crash", "misuse", "finite", "forms"};
   return ids;
 }
 bool is_clause_id(const std::string& id) {

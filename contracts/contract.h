@@ -92,6 +92,10 @@ struct ArgSpec {
   std::vector<c10::ScalarType> dtypes;  // candidates, or empty when dtype_from is set
   int dtype_from = -1;                  // index of the argument whose dtype this one copies
   std::vector<Expr> shape;
+  // `forms:` other shapes the op accepts the same data in (heads split out of the last dim,
+  // or merged into it); each holds as many elements as `shape`. A case is also run with the
+  // tensor viewed in each, and must give the same bytes (clause forms).
+  std::vector<std::vector<Expr>> forms;
   std::vector<Layout> layouts{Layout::Contiguous};
   ValueDist values;
   // Scalars:

@@ -493,6 +493,16 @@ void Loader::load_tensor_arg(const YAML::Node& n, ArgSpec& a, Contract& c) {
   Scope dims_only{c.scope.values, {}};
   YAML::Node shape = sequence(f.need("shape"), what + ".shape");
   for (const auto& d : shape) a.shape.push_back(expr(d, dims_only, ExprType::Int, what + ".shape"));
+  if (YAML::Node forms = f.take("forms")) {
+    sequence(forms, what + ".forms");
+    for (const auto& form : forms) {
+      sequence(form, what + ".forms");
+      if (form.size() == 0) fail(form, what + ".forms: a form is a shape, [dim, ...], not empty");
+      std::vector<Expr> sizes;
+      for (const auto& d : form) sizes.push_back(expr(d, dims_only, ExprType::Int, what + ".forms"));
+      a.forms.push_back(std::move(sizes));
+    }
+  }
   if (YAML::Node layouts = f.take("layouts")) {
     sequence(layouts, what + ".layouts");
     if (layouts.size() == 0) fail(layouts, what + ".layouts must not be empty");

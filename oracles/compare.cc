@@ -1,10 +1,12 @@
 #include "oracles/compare.h"
 
+#include <cstring>
 #include <iomanip>
 #include <limits>
 #include <sstream>
 
 #include "generators/case.h"
+#include "runners/compiled_runner.h"
 
 namespace opc {
 namespace {
@@ -44,6 +46,23 @@ std::string beyond_tolerance(const at::Tensor& got, const at::Tensor& want, Tole
          index_text(got, worst) + ": op " + number(a[worst].item<double>()) + ", " + want_name + " " +
          number(b[worst].item<double>()) + " (atol " + number(tol.atol) + ", rtol " + number(tol.rtol) + " for " +
          dtype_name(got.scalar_type()) + ")";
+}
+
+std::string bytes_differ(const at::Tensor& a, const at::Tensor& b) {
+  const std::vector<uint8_t> x = dense_bytes(a), y = dense_bytes(b);
+  if (x == y) return "";
+  const size_t item = a.element_size();
+  const int64_t n = std::min<int64_t>(a.numel(), b.numel());
+  if (a.numel() != b.numel() || a.element_size() != b.element_size())
+    return std::to_string(a.numel()) + " elements of " + dtype_name(a.scalar_type()) + " against " +
+           std::to_string(b.numel()) + " of " + dtype_name(b.scalar_type());
+  int64_t differing = 0, first = -1;
+  for (int64_t i = 0; i < n; ++i)
+    if (std::memcmp(x.data() + i * item, y.data() + i * item, item) != 0) {
+      ++differing;
+      if (first < 0) first = i;
+    }
+  return std::to_string(differing) + " of " + std::to_string(n) + " elements differ, first at " + index_text(a, first);
 }
 
 }  // namespace opc

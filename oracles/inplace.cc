@@ -1,12 +1,11 @@
 // In-place use (`aliasing.inplace`): callers hand one tensor for two arguments. A
 // supported use must give what separate tensors give, bitwise; an unsupported one must
 // be refused with an error, never computed silently.
-#include <cstring>
 #include <string>
 #include <vector>
 
+#include "oracles/compare.h"
 #include "oracles/oracles.h"
-#include "runners/compiled_runner.h"
 
 namespace opc {
 namespace {
@@ -15,28 +14,6 @@ const ArgObservation* arg_of(const Observation& obs, int arg) {
   for (const ArgObservation& a : obs.tensors)
     if (a.arg == arg) return &a;
   return nullptr;
-}
-
-// "3 of 16 elements differ, first at [1, 2]", or "" when the bytes are equal.
-std::string difference(const at::Tensor& a, const at::Tensor& b) {
-  const std::vector<uint8_t> x = dense_bytes(a), y = dense_bytes(b);
-  if (x == y) return "";
-  const size_t item = a.element_size();
-  const int64_t n = a.numel();
-  int64_t differing = 0, first = -1;
-  for (int64_t i = 0; i < n; ++i)
-    if (std::memcmp(x.data() + i * item, y.data() + i * item, item) != 0) {
-      ++differing;
-      if (first < 0) first = i;
-    }
-  std::vector<int64_t> index(a.dim());
-  for (int64_t d = a.dim() - 1, rest = first; d >= 0; --d) {
-    index[d] = rest % a.size(d);
-    rest /= a.size(d);
-  }
-  std::string at;
-  for (size_t d = 0; d < index.size(); ++d) at += (d ? ", " : "") + std::to_string(index[d]);
-  return std::to_string(differing) + " of " + std::to_string(n) + " elements differ, first at [" + at + "]";
 }
 
 }  // namespace
@@ -58,7 +35,7 @@ std::vector<Finding> check_inplace(const InplaceInput& in) {
                       "(aliasing.inplace), the op threw: " + in.in_place.error}};
   std::vector<Finding> out;
   auto compare = [&](const std::string& what, const at::Tensor& in_place, const at::Tensor& separate) {
-    if (const std::string d = difference(in_place, separate); !d.empty())
+    if (const std::string d = bytes_differ(in_place, separate); !d.empty())
       out.push_back({"alias", "called in place ('" + how + "), which its contract supports "
                               "(aliasing.inplace), the op leaves other values in " + what +
                               " than on separate tensors: " + d + ". Callers that reuse the "

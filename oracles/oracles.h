@@ -166,6 +166,17 @@ struct InplaceInput {
 // (precondition).
 std::vector<Finding> check_inplace(const InplaceInput& in);
 
+struct FormsInput {
+  const Contract& contract;
+  const Annotations& registered;
+  const std::string& form;      // the argument in its other form, in words
+  const Observation& shaped;    // eager with the arguments in their `shape`
+  const Observation& formed;    // the same case with one argument viewed in another form
+};
+// forms: with an argument in another of the forms its contract lists (`forms:`), the op
+// throws where it did not, or leaves other bytes in a return or a mutable argument.
+std::vector<Finding> check_forms(const FormsInput& in);
+
 struct MisuseInput {
   const Contract& contract;
   const Annotations& registered;

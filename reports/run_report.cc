@@ -22,6 +22,7 @@ const ClauseRow kCaseClauses[] = {
     {"padding", {Mode::Eager, Mode::Compiled}}, {"determinism", {Mode::Eager}}, {"compiled", {Mode::Compiled}},
     {"cudagraph", {Mode::Cudagraph}}, {"precondition", {Mode::Eager}}, {"reference", {Mode::Eager}},
     {"donation", {Mode::Eager, Mode::Compiled}}, {"misuse", {Mode::Eager}}, {"finite", {Mode::Eager}},
+    {"forms", {Mode::Eager}},
 };
 
 bool mode_ran(const ContractResult& r, Mode m) {
@@ -83,6 +84,10 @@ bool has_precondition(const Contract& c) {
          std::any_of(c.inplace.begin(), c.inplace.end(), [](const auto& i) { return !i.supported; });
 }
 
+bool has_forms(const Contract& c) {
+  return std::any_of(c.args.begin(), c.args.end(), [](const ArgSpec& a) { return !a.forms.empty(); });
+}
+
 bool judges(const RunEntry& e, const ClauseRow& row, Mode m) {
   if (std::find(row.modes.begin(), row.modes.end(), m) == row.modes.end()) return false;
   // The fake mode judges aliasing only for an op that cannot run (its contract skips eager).
@@ -93,7 +98,8 @@ bool judges(const RunEntry& e, const ClauseRow& row, Mode m) {
                           (row.clause == std::string("precondition") && !has_precondition(*e.contract)) ||
                           (row.clause == std::string("padding") && !e.contract->padding) ||
                           (row.clause == std::string("donation") && !e.contract->donates) ||
-                          (row.clause == std::string("finite") && !e.contract->finite))) &&
+                          (row.clause == std::string("finite") && !e.contract->finite) ||
+                          (row.clause == std::string("forms") && !has_forms(*e.contract)))) &&
          // Caller's mistakes are judged only where some were made.
          !(row.clause == std::string("misuse") && e.result.misuse_cases == 0);
 }

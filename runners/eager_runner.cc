@@ -1,5 +1,6 @@
 #include "runners/eager_runner.h"
 
+#include <ATen/TensorUtils.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
 #include <cstring>
@@ -134,6 +135,19 @@ Observation run_eager(const OpBinding& op, const Contract& contract, const Case&
 Observation rerun_eager(const OpBinding& op, const Contract& contract, const Case& c,
                         Materialized m) {
   return call_observed(op, contract, c, std::move(m), false);
+}
+
+std::optional<Observation> run_in_form(const OpBinding& op, const Contract& contract, const Case& c,
+                                       Materialized m, int arg, const std::vector<int64_t>& sizes) {
+  for (TensorArg& t : m.tensors) {
+    if (t.arg != arg) continue;
+    const auto strides = at::detail::computeStride(t.view.sizes(), t.view.strides(), sizes);
+    if (!strides) return std::nullopt;
+    t.view = t.view.as_strided(sizes, *strides, t.view.storage_offset());
+    m.args[arg] = t.view;
+    return call_observed(op, contract, c, std::move(m), false);
+  }
+  return std::nullopt;
 }
 
 Observation run_in_place(const OpBinding& op, const Contract& contract, const Case& c,

@@ -4,6 +4,9 @@
 //   Observation obs = run_eager(op, contract, c, materialize(c, contract, facts));
 #pragma once
 
+#include <optional>
+#include <vector>
+
 #include "generators/case.h"
 #include "runners/materialize.h"
 #include "runners/observation.h"
@@ -37,6 +40,12 @@ Observation run_eager(const OpBinding& op, const Contract& contract, const Case&
 // The same call without the snapshots the oracles need: for re-running a case.
 Observation rerun_eager(const OpBinding& op, const Contract& contract, const Case& c,
                         Materialized m);
+
+// The case with tensor argument `arg` viewed in other sizes (one of its contract's `forms:`,
+// the same elements in the same order); nullopt when its layout cannot be viewed so
+// without a copy (a copy would not be the caller's memory).
+std::optional<Observation> run_in_form(const OpBinding& op, const Contract& contract, const Case& c,
+                                       Materialized m, int arg, const std::vector<int64_t>& sizes);
 
 // The case's in-place call (c.inplace >= 0): the same tensors, but one argument is handed
 // the other's tensor (`aliasing.inplace`).

@@ -235,7 +235,9 @@ INSTANTIATE_TEST_SUITE_P(
         Planted{"tests/contracts/crash_isolation.yaml", "opc_test::exits_when_wide", {"crash"},
                 "the op ended the process with exit status 3"},
         Planted{"tests/contracts/crash_isolation.yaml", "opc_test::loops_when_tallest", {"crash"},
-                "did not finish within the time limit of 0.3 s per case"}),
+                "did not finish within the time limit of 0.3 s per case"},
+        Planted{"tests/contracts/forms.yaml", "opc_test::center_heads_last_dim", {"forms"},
+                "(forms[0]) instead of"}),
     [](const ::testing::TestParamInfo<Planted>& info) {
       std::string c = info.param.contract;
       const std::string t = info.param.target;
@@ -266,7 +268,8 @@ INSTANTIATE_TEST_SUITE_P(Oracles, CleanTwin,
                                            "tests/contracts/compiled_returns.yaml",
                                            "tests/contracts/compiled_mutating.yaml",
                                            "tests/contracts/determinism.yaml",
-                                           "tests/contracts/padding.yaml"),
+                                           "tests/contracts/padding.yaml",
+                                           "tests/contracts/forms.yaml"),
                          [](const ::testing::TestParamInfo<const char*>& info) {
                            std::string f = info.param;
                            f = f.substr(f.rfind('/') + 1);
@@ -334,6 +337,25 @@ TEST_F(CheckDriver, IsolatedAndInProcessRunsAgree) {
       EXPECT_EQ(a.findings[i].cases_tried, b.findings[i].cases_tried);
     }
   }
+}
+
+TEST_F(CheckDriver, AFormOfOtherElementsIsAnErrorWithItsPlace) {
+  const Contract c = load_contract_text(R"Y(
+op: opc_test::center_heads
+schema: "center_heads(Tensor x, int head_size) -> Tensor"
+dims:
+  tokens: {range: [1, 6]}
+  heads: {range: [2, 4]}
+args:
+  x: {dtype: [float32], shape: [tokens, heads * 2], forms: [[tokens, heads]]}
+  head_size: 2
+modes: [eager]
+skip: {fake: "eager only", compiled: "eager only", cudagraph: "eager only"}
+)Y", "forms_mismatch.yaml");
+  const ContractResult r = check_contract(c, c.op, cpp_paths());
+  EXPECT_EQ(r.verdict, "error");
+  EXPECT_NE(r.error.find("forms_mismatch.yaml:8:6: args.x.forms[0]: "), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find("a form is the same elements in other sizes"), std::string::npos) << r.error;
 }
 
 TEST_F(CheckDriver, AUserTimeoutBeatsTheContractsTimeLimit) {

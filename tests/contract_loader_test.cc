@@ -1108,5 +1108,23 @@ TEST(ContractLoaderMisuse, SkipNeedsAReason) {
   EXPECT_TRUE(fails_at_token(kSmall + "misuse: off\n", "off", "misuse must be a mapping"));
 }
 
+TEST(ContractLoaderForms, OtherShapesOfTheSameData) {
+  const std::string head = R"y(op: a::f
+schema: "f(Tensor x) -> Tensor"
+dims:
+  n: {range: [0, 8]}
+  h: {range: [1, 4]}
+args:
+)y";
+  const Contract c = load_contract_text(head + "  x: {dtype: float32, shape: [n, h * 2], forms: [[n, h, 2], [n * h * 2]]}\n", kFile);
+  ASSERT_EQ(c.args[0].forms.size(), 2u);
+  EXPECT_EQ(c.args[0].forms[0].size(), 3u);
+  EXPECT_TRUE(load_contract_text(kSmall, kFile).args[0].forms.empty());
+  EXPECT_TRUE(fails_at_token(head + "  x: {dtype: float32, shape: [n], forms: [[]]}\n", "[]]",
+                             "a form is a shape, [dim, ...], not empty"));
+  EXPECT_TRUE(fails_at_token(head + "  x: {dtype: float32, shape: [n], forms: [n]}\n", "n]}", "args.x.forms"));
+  EXPECT_TRUE(fails_at_token(head + "  x: {dtype: float32, shape: [n], forms: [[m]]}\n", "m]", "m"));
+}
+
 }  // namespace
 }  // namespace opc

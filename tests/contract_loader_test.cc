@@ -582,7 +582,7 @@ TEST(LoaderUnknownKey, MisspeltOptionalKeyInArgsBlockStyle) {
     layuots: [narrow]
 )y";
   EXPECT_TRUE(fails_at(text, 9, 5, "unknown key 'layuots' in args.x (known: dtype, shape, "
-                                   "layouts, values, optional); did you mean 'layouts'?"));
+                                   "forms, layouts, values, optional); did you mean 'layouts'?"));
 }
 
 TEST(LoaderUnknownKey, InDims) {

@@ -49,13 +49,13 @@ std::string beyond_tolerance(const at::Tensor& got, const at::Tensor& want, Tole
 }
 
 std::string bytes_differ(const at::Tensor& a, const at::Tensor& b) {
-  const std::vector<uint8_t> x = dense_bytes(a), y = dense_bytes(b);
-  if (x == y) return "";
-  const size_t item = a.element_size();
-  const int64_t n = std::min<int64_t>(a.numel(), b.numel());
   if (a.numel() != b.numel() || a.element_size() != b.element_size())
     return std::to_string(a.numel()) + " elements of " + dtype_name(a.scalar_type()) + " against " +
            std::to_string(b.numel()) + " of " + dtype_name(b.scalar_type());
+  const std::vector<uint8_t> x = dense_bytes(a), y = dense_bytes(b);
+  if (x == y) return "";
+  const size_t item = a.element_size();
+  const int64_t n = a.numel();
   int64_t differing = 0, first = -1;
   for (int64_t i = 0; i < n; ++i)
     if (std::memcmp(x.data() + i * item, y.data() + i * item, item) != 0) {

@@ -88,20 +88,25 @@ bool has_forms(const Contract& c) {
   return std::any_of(c.args.begin(), c.args.end(), [](const ArgSpec& a) { return !a.forms.empty(); });
 }
 
+// Whether the contract asks for a clause only some contracts state.
+bool asks_for(const Contract& c, const std::string& clause) {
+  if (clause == "reference") return !c.reference.empty();
+  if (clause == "precondition") return has_precondition(c);
+  if (clause == "padding") return static_cast<bool>(c.padding);
+  if (clause == "donation") return static_cast<bool>(c.donates);
+  if (clause == "finite") return c.finite;
+  if (clause == "forms") return has_forms(c);
+  return true;
+}
+
 bool judges(const RunEntry& e, const ClauseRow& row, Mode m) {
   if (std::find(row.modes.begin(), row.modes.end(), m) == row.modes.end()) return false;
   // The fake mode judges aliasing only for an op that cannot run (its contract skips eager).
   if (row.clause == std::string("alias") && m == Mode::Fake && !(e.contract && e.contract->skip.count(Mode::Eager)))
     return false;
-  // Clauses a contract does not ask for.
-  return !(e.contract && ((row.clause == std::string("reference") && e.contract->reference.empty()) ||
-                          (row.clause == std::string("precondition") && !has_precondition(*e.contract)) ||
-                          (row.clause == std::string("padding") && !e.contract->padding) ||
-                          (row.clause == std::string("donation") && !e.contract->donates) ||
-                          (row.clause == std::string("finite") && !e.contract->finite) ||
-                          (row.clause == std::string("forms") && !has_forms(*e.contract)))) &&
-         // Caller's mistakes are judged only where some were made.
-         !(row.clause == std::string("misuse") && e.result.misuse_cases == 0);
+  if (e.contract && !asks_for(*e.contract, row.clause)) return false;
+  // Caller's mistakes are judged only where some were made.
+  return !(row.clause == std::string("misuse") && e.result.misuse_cases == 0);
 }
 
 std::string cell(const RunEntry& e, const ClauseRow& row, Mode m) {

@@ -120,8 +120,15 @@ def write_contract(folder: Path, name: str, op: str | None = "t::op") -> Path:
 
 
 @pytest.fixture
-def run_plugin(pytester: pytest.Pytester, fake_cli: FakeCli):
-    """Runs pytest in pytester's folder with the plugin loaded; returns its RunResult."""
+def run_plugin(pytester: pytest.Pytester, fake_cli: FakeCli, monkeypatch: pytest.MonkeyPatch):
+    """Runs pytest in pytester's folder with the plugin loaded; returns its RunResult.
+
+    The inner pytest does not see a CI environment (pytest then prints each failure's whole
+    message in its summary as well), so that its output is the same wherever the tests run.
+    """
+    for name in ("CI", "BUILD_NUMBER"):
+        monkeypatch.delenv(name, raising=False)
+
     def run(*args: str) -> pytest.RunResult:
         return pytester.runpytest("-p", "opcontract.pytest_plugin", "-p", "no:cacheprovider", *args)
     return run

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -19,6 +20,8 @@ namespace opc {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 // Caller's mistakes are judged by running the op, in eager mode.
 bool runs_eager(const ModePlan& plan) {
@@ -92,7 +95,10 @@ class CaseLoop {
     c.misuse = *d.misuse;
     const rc::Shrinkable<Case> shrinkable = misused(d.shrinkable, *d.misuse);
     CaseWorker& worker = misuse_worker();
-    keep_new_findings(worker, worker.run(c), c, &shrinkable, found_at, "");
+    const auto began = Clock::now();
+    const CaseOutcome outcome = worker.run(c);
+    r_.seconds.misuse += seconds_since(began);
+    keep_new_findings(worker, outcome, c, &shrinkable, found_at, "");
   }
 
   // Runs one case and keeps each new kind of finding: shrunk when the case came from the
@@ -102,7 +108,11 @@ class CaseLoop {
     ++r_.cases;
     if (!breaks && !c.misuse) count_branches(c);
     CaseWorker& worker = c.misuse ? misuse_worker() : worker_;  // a corpus case may be a mistake
+    const auto began = Clock::now();
     const CaseOutcome outcome = worker.run(c);
+    (c.misuse ? r_.seconds.misuse : r_.seconds.cases) += seconds_since(began);
+    if (!c.misuse)
+      for (const auto& [m, s] : outcome.mode_seconds) r_.seconds.modes[m] += s;
     for (int w : outcome.written) written_[w] = true;
     keep_new_findings(worker, outcome, c, shrinkable, found_at, from_file);
   }
@@ -118,14 +128,41 @@ class CaseLoop {
     r_.captured_lines += count_lines(outcome.output);
     for (const Finding& f : outcome.findings) {
       if (!seen_.insert(f.clause + "/" + f.mode).second) continue;
-      ContractFinding cf = shrinkable && !outcome.hung
-                               ? shrink_finding(worker, *shrinkable, f, outcome.output, options_.max_shrink_runs)
-                               : unshrunk(f, c, outcome.output, shrinkable != nullptr);
+      const auto began = Clock::now();
+      ContractFinding cf = shrinkable && !outcome.hung ? shrink(worker, *shrinkable, f, outcome)
+                                                      : unshrunk(f, c, outcome.output, shrinkable != nullptr);
+      if (outcome.worker_died && !outcome.hung) cf.output = last_words(worker, cf);
+      r_.seconds.shrinking += seconds_since(began);
       cf.cases_tried = found_at;
       cf.from_file = from_file;
       r_.findings.push_back(cf);
       if (options_.on_finding) options_.on_finding(cf);
     }
+  }
+
+  // Shrinks a finding running only the modes it needs: eager, which every mode's oracles
+  // compare with, and its own (a finding of the fake mode need not wait for two compiles).
+  ContractFinding shrink(CaseWorker& worker, const rc::Shrinkable<Case>& shrinkable, const Finding& f,
+                         const CaseOutcome& outcome) {
+    const std::vector<Mode> all = worker.modes();
+    const std::optional<Mode> own = parse_mode(f.mode);
+    std::vector<Mode> needed;
+    for (Mode m : all)
+      if (m == Mode::Eager || m == own) needed.push_back(m);
+    worker.set_modes(needed);
+    ContractFinding cf = shrink_finding(worker, shrinkable, f, outcome.output, options_.max_shrink_runs);
+    worker.set_modes(all);
+    return cf;
+  }
+
+  // The output of a crash's minimal case in a worker that keeps the libraries' crash
+  // handlers (the cases ran without them: tvm_ffi's symbolised backtrace costs about a
+  // second a crash); the case's own when that run does not crash the same way.
+  static std::string last_words(const CaseWorker& worker, const ContractFinding& cf) {
+    const CaseOutcome again = worker.crash_handlers_twin()->run(cf.minimal);
+    for (const Finding& g : again.findings)
+      if (again.worker_died && g.clause == cf.clause && g.mode == cf.mode) return again.output;
+    return cf.output;
   }
 
   // A replayed case's finding, or a hang's: a hang is not shrunk, since every smaller try

@@ -52,6 +52,12 @@ int64_t steady_ms() {
       .count();
 }
 
+int64_t steady_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 // Reads exactly n bytes, waiting at most until `deadline()` (none when max()), which may
 // move while it waits: it is asked again at least every 100 ms.
 ReadStatus read_exactly(int fd, char* out, size_t n, const Deadline& deadline) {
@@ -153,7 +159,12 @@ CaseWorker::CaseWorker(const CaseOps& ops, const Contract& contract, IsolationOp
   void* page = mmap(nullptr, sizeof(SharedPage), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (page == MAP_FAILED) throw std::runtime_error(std::string("case worker: mmap: ") + strerror(errno));
   shared_ = static_cast<volatile SharedPage*>(page);
-  ops_.on_mode = [shared = shared_](Mode m) { shared->mode = static_cast<int>(m); };
+  ops_.on_mode = [shared = shared_](Mode m) {
+    const int64_t now = steady_us();
+    if (shared->mode_since_us) shared->mode_us[shared->mode] = shared->mode_us[shared->mode] + (now - shared->mode_since_us);
+    shared->mode = static_cast<int>(m);
+    shared->mode_since_us = now;
+  };
   ops_.on_compile = [shared = shared_](bool begin) {
     const int64_t now = steady_ms();
     if (begin) {
@@ -200,6 +211,8 @@ void CaseWorker::start() {
     // worker to die of it first, the case in flight would read as a crash.
     signal(SIGINT, SIG_IGN);
     signal(SIGTERM, SIG_IGN);
+    if (!options_.crash_handlers)
+      for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) signal(sig, SIG_DFL);
     if (output_) {
       output_->redirect();
       std::setvbuf(stdout, nullptr, _IOLBF, 0);  // a crash keeps what was printed before it
@@ -228,6 +241,8 @@ std::string CaseWorker::request(char kind, const std::string& body, CaseOutcome*
   shared_->mode = static_cast<int>(Mode::Eager);
   shared_->grace_ms = 0;
   shared_->compiling_since_ms = 0;
+  shared_->mode_since_us = 0;
+  for (volatile int64_t& us : shared_->mode_us) us = 0;
   const auto start = Clock::now();
   const auto limit = std::chrono::microseconds(static_cast<int64_t>(std::ceil(options_.timeout_s * 1e6)));
   // The limit is for the op: time the worker spends in torch.compile calls is added, and a
@@ -276,11 +291,29 @@ std::unique_ptr<CaseWorker> CaseWorker::fresh_per_case_twin() const {
   return std::make_unique<CaseWorker>(ops_, contract_, fresh);
 }
 
+std::unique_ptr<CaseWorker> CaseWorker::crash_handlers_twin() const {
+  IsolationOptions with = options_;
+  with.fresh_per_case = with.crash_handlers = true;
+  auto twin = std::make_unique<CaseWorker>(ops_, contract_, with);
+  twin->set_modes(modes_);
+  return twin;
+}
+
 CaseOutcome CaseWorker::run(const Case& c) {
   if (!options_.isolate) return judge_here(ops_, contract_, c, modes_);
   CaseOutcome out = run_isolated(c);
   if (options_.fresh_per_case) stop();
   return out;
+}
+
+std::map<Mode, double> CaseWorker::settle_mode_clock() {
+  if (shared_->mode_since_us)
+    shared_->mode_us[shared_->mode] = shared_->mode_us[shared_->mode] + (steady_us() - shared_->mode_since_us);
+  shared_->mode_since_us = 0;
+  std::map<Mode, double> seconds;
+  for (Mode m : kAllModes)
+    if (const int64_t us = shared_->mode_us[static_cast<int>(m)]) seconds[m] = static_cast<double>(us) / 1e6;
+  return seconds;
 }
 
 CaseOutcome CaseWorker::run_isolated(const Case& c) {
@@ -290,6 +323,7 @@ CaseOutcome CaseWorker::run_isolated(const Case& c) {
   CaseOutcome out;
   if (output_) output_->take();  // what came before this case is not its output
   const std::string reply = request('C', body.bytes(), &out);
+  out.mode_seconds = settle_mode_clock();
   if (output_) out.output = output_->take();
   if (out.worker_died) {
     for (Finding& f : out.findings) f = judged_death(f, c, contract_);

@@ -13,6 +13,7 @@
 
 #include <sys/types.h>
 
+#include <iterator>
 #include <map>
 #include <memory>
 #include <string>
@@ -35,6 +36,9 @@ struct CaseOutcome {
   std::string output;
   bool worker_died = false;  // the findings hold the crash; not worth shrinking when it hung
   bool hung = false;
+  // Wall-clock seconds the worker spent in each mode on this case (from the judge's entering
+  // it to the next mode or the reply); empty without isolation.
+  std::map<Mode, double> mode_seconds;
 };
 
 struct IsolationOptions {
@@ -45,6 +49,10 @@ struct IsolationOptions {
   // A new worker process for every case: after a caller's mistake the op accepted, the
   // heap may be corrupt, and the next case must not pay for it.
   bool fresh_per_case = false;
+  // The crash handlers the op's libraries installed (tvm_ffi's prints a symbolised backtrace,
+  // about a second a crash) stay in the worker; otherwise a crash kills it at once, with
+  // the same signal.
+  bool crash_handlers = false;
 };
 
 class CaseWorker {
@@ -56,6 +64,7 @@ class CaseWorker {
 
   // The modes each case runs in (eager always); sent with every case.
   void set_modes(std::vector<Mode> modes) { modes_ = std::move(modes); }
+  const std::vector<Mode>& modes() const { return modes_; }
 
   // Throws CheckError when the worker could not evaluate the case for a reason that is
   // the contract's, not the op's (an expression that fails to evaluate, say).
@@ -63,6 +72,9 @@ class CaseWorker {
 
   // Another worker for the same op and contract, forked anew for every case (eager only).
   std::unique_ptr<CaseWorker> fresh_per_case_twin() const;
+  // Another, forked anew for every case, in the same modes, with the libraries' crash
+  // handlers kept: what an op prints as it dies.
+  std::unique_ptr<CaseWorker> crash_handlers_twin() const;
 
   // Why the cudagraph mode cannot run in a worker ("" when it can), asked of the
   // worker itself so that this process never initialises CUDA.
@@ -84,12 +96,17 @@ class CaseWorker {
   // A page shared with the worker: the mode it is running (a crash's mode), how long the
   // case in flight has spent in torch.compile calls, and since when it is in one (0: not),
   // neither counted against its time limit (steady-clock milliseconds, the same clock in
-  // both processes).
+  // both processes); and the case's time per mode so far, with since when it is in the
+  // current one (microseconds; 0: in none yet).
   struct SharedPage {
     int mode;
     int64_t grace_ms;
     int64_t compiling_since_ms;
+    int64_t mode_since_us;
+    int64_t mode_us[std::size(kAllModes)];
   };
+  // Ends the current mode's time, and collects the case's time per mode.
+  std::map<Mode, double> settle_mode_clock();
   volatile SharedPage* shared_ = nullptr;
 };
 

@@ -1,5 +1,6 @@
 #include "check/check_contract.h"
 
+#include <chrono>
 #include <memory>
 
 #include "check/bind_ops.h"
@@ -92,6 +93,7 @@ void mark_known(const Contract& contract, const std::string& target, const Check
 ContractResult check_contract(const Contract& contract, const std::string& target,
                               const CheckOptions& options) {
   const CheckTurn turn;  // checks side by side take turns, but at their workers
+  const auto began = std::chrono::steady_clock::now();
   ContractResult r = initial_result(contract, target, options);
   try {
     const BoundOps bound = bind_ops(contract, target);
@@ -109,6 +111,7 @@ ContractResult check_contract(const Contract& contract, const std::string& targe
     r.verdict = "error";
     r.error = check_error_text(contract);
   }
+  r.seconds.total = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   return r;
 }
 

@@ -37,6 +37,16 @@ struct ContractFinding {
   std::string output;     // what the op and torch printed on its minimal case, when captured
 };
 
+// Where a check's wall-clock time went, in seconds: what `check` prints to profile a run.
+// The rest of `total` is setting up (binding the op, starting Python, planning the modes).
+struct TimeSpent {
+  double total = 0;
+  double cases = 0;      // the valid cases: the worker's modes, its round trips, forks after a crash
+  std::map<Mode, double> modes;  // of `cases`, inside the worker, per mode
+  double misuse = 0;     // the caller's mistakes, each in a worker forked for it
+  double shrinking = 0;  // shrinking each new kind of finding
+};
+
 struct ContractResult {
   std::string file, op, target;
   // What was checked, for every report row and badge: "opcontract's port of _C::rms_norm",
@@ -56,6 +66,7 @@ struct ContractResult {
   std::vector<ContractFinding> findings;
   std::vector<std::string> warnings;  // worth a look, not a broken promise
   int captured_lines = 0;  // lines the op and torch printed during the cases, captured
+  TimeSpent seconds;
 };
 
 // The clauses that found something, sorted and unique.

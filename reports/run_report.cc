@@ -1,6 +1,7 @@
 #include "reports/run_report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <iomanip>
 #include <sstream>
 
@@ -152,6 +153,23 @@ void print_output(std::ostream& out, const std::string& output) {
   if (lines > kShown) out << "       | ... " << lines - kShown << " more (the JSON results have them)\n";
 }
 
+// Where a check's time went: "14.2 s: setting up 1.1, cases 8.0 (eager 3.0, fake 2.1,
+// compiled 2.5), caller's mistakes 1.9, shrinking 3.2"; the parts that took none are left out.
+std::string time_text(const TimeSpent& t) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(1) << t.total << " s: setting up "
+      << std::max(0.0, t.total - t.cases - t.misuse - t.shrinking) << ", cases " << t.cases;
+  if (!t.modes.empty()) {
+    out << " (";
+    for (auto it = t.modes.begin(); it != t.modes.end(); ++it)
+      out << (it == t.modes.begin() ? "" : ", ") << to_string(it->first) << " " << it->second;
+    out << ")";
+  }
+  if (t.misuse > 0) out << ", caller's mistakes " << t.misuse;
+  if (t.shrinking > 0) out << ", shrinking " << t.shrinking;
+  return out.str();
+}
+
 }  // namespace
 
 bool caught_as_expected(const RunEntry& e) {
@@ -214,6 +232,7 @@ void print_text_report(std::ostream& out, const std::vector<RunEntry>& run) {
     if (r.misuse_cases) out << "   misuse: " << r.misuse_cases << " caller's mistakes made of the cases\n";
     else if (!r.misuse_not_run.empty() && !e.regression) out << "   misuse not run: " << r.misuse_not_run << "\n";
     for (const std::string& w : r.warnings) out << "   warning: " << w << "\n";
+    if (r.seconds.total > 0) out << "   time: " << time_text(r.seconds) << "\n";
     for (const ContractFinding& f : r.findings) {
       out << "   - " << (f.known.empty() ? "" : "known: ") << f.clause
           << (f.mode.empty() ? "" : " (" + f.mode + ")");
@@ -235,6 +254,17 @@ void print_text_report(std::ostream& out, const std::vector<RunEntry>& run) {
 }
 
 namespace {
+
+// Seconds to the millisecond: a profile, not a benchmark.
+double to_ms(double s) { return std::round(s * 1000) / 1000; }
+
+void write_seconds(JsonWriter& w, const TimeSpent& t) {
+  w.key("seconds").begin_object();
+  w.key("total").value(to_ms(t.total)).key("cases").value(to_ms(t.cases));
+  for (const auto& [m, s] : t.modes) w.key(to_string(m)).value(to_ms(s));
+  w.key("misuse").value(to_ms(t.misuse)).key("shrinking").value(to_ms(t.shrinking));
+  w.end_object();
+}
 
 void write_regression(JsonWriter& w, const RunEntry& e) {
   w.key("regression").begin_object();
@@ -304,6 +334,7 @@ void write_entry(JsonWriter& w, const RunEntry& e) {
   for (const std::string& warning : r.warnings) w.value(warning);
   w.end_array();
   if (r.captured_lines) w.key("captured_lines").value(r.captured_lines);
+  write_seconds(w, r.seconds);
   w.key("findings").begin_array();
   for (const ContractFinding& f : r.findings) write_finding(w, e, f);
   w.end_array();

@@ -2,10 +2,14 @@
 // right clause catches each planted bug within 100 cases, shrunk; clean twins pass.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <set>
 
+#include "check/bind_ops.h"
+#include "check/case_worker.h"
 #include "check/check_contract.h"
 #include "contracts/contract_loader.h"
 #include "runners/compiled_runner.h"
@@ -366,6 +370,56 @@ TEST_F(CheckDriver, AUserTimeoutBeatsTheContractsTimeLimit) {
   ASSERT_EQ(r.findings.size(), 1u);
   EXPECT_NE(r.findings[0].message.find("time limit of 0.1 s per case"), std::string::npos)
       << r.findings[0].message;
+}
+
+// A crash handler like the one tvm_ffi installs (vLLM loads it): it prints, then the
+// process dies of the signal all the same.
+constexpr char kLastWords[] = "last words from a library's crash handler\n";
+void last_words_handler(int sig) {
+  [[maybe_unused]] const ssize_t n = write(STDERR_FILENO, kLastWords, sizeof kLastWords - 1);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+TEST_F(CheckDriver, ACrashsMinimalCaseShowsWhatTheLibrariesCrashHandlersPrinted) {
+  struct sigaction mine {}, old{};
+  mine.sa_handler = last_words_handler;
+  sigaction(SIGSEGV, &mine, &old);
+  const Contract c = load("tests/contracts/crash_isolation.yaml");
+  const ContractResult r = check_contract(c, "opc_test::segfaults_when_tall", as_regression());
+  ASSERT_EQ(r.findings.size(), 1u);
+  const ContractFinding& f = r.findings[0];
+  EXPECT_EQ(f.clause, "crash");
+  EXPECT_GT(f.shrink_steps, 0);
+  EXPECT_NE(f.output.find(kLastWords), std::string::npos) << f.output;
+  // The cases themselves (and shrinking's) run without the handler, which tvm_ffi makes cost
+  // about a second a crash; the minimal case runs once more with it.
+  const BoundOps bound = bind_ops(c, "opc_test::segfaults_when_tall");
+  CheckOptions options = as_regression();
+  const CaseOps ops = case_ops(bound, c, options);
+  CaseWorker worker(ops, c, isolation_for(c, options));
+  const CaseOutcome plain = worker.run(f.minimal);
+  const CaseOutcome handled = worker.crash_handlers_twin()->run(f.minimal);
+  sigaction(SIGSEGV, &old, nullptr);
+  EXPECT_TRUE(plain.worker_died && handled.worker_died);
+  EXPECT_EQ(plain.output.find(kLastWords), std::string::npos) << plain.output;
+  EXPECT_NE(handled.output.find(kLastWords), std::string::npos) << handled.output;
+}
+
+TEST_F(CheckDriver, SaysWhereItsTimeWent) {
+  const Contract c = load("contracts/vllm/sequence_parallel_chunk_impl.yaml");
+  const ContractResult r =
+      check_contract(c, "opc_regress::sequence_parallel_chunk_impl_pr44130", as_regression());
+  ASSERT_FALSE(r.findings.empty());
+  const TimeSpent& t = r.seconds;
+  EXPECT_GT(t.cases, 0);
+  EXPECT_GT(t.shrinking, 0);
+  EXPECT_GE(t.total, t.cases + t.shrinking + t.misuse);
+  ASSERT_TRUE(t.modes.count(Mode::Eager));
+  double in_modes = 0;
+  for (const auto& [m, s] : t.modes) in_modes += s;
+  EXPECT_GT(t.modes.at(Mode::Eager), 0);
+  EXPECT_LE(in_modes, t.cases);  // inside the worker, of the cases' time
 }
 
 }  // namespace

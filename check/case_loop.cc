@@ -87,8 +87,8 @@ class CaseLoop {
 
   // The draw's caller's mistake, a case of its own: not counted in the valid cases or the
   // branches, shrunk as its valid case shrinks.
-  // They run in a worker of their own, forked anew for each: an accepted mistake may leave
-  // the heap corrupt, and the valid cases after it must not crash for it.
+  // They run in a worker of their own, forked anew after each that found something: an
+  // accepted mistake may leave the heap corrupt, and no case after it must crash for it.
   void run_misuse(const CaseDraws::Draw& d, int found_at) {
     ++r_.misuse_cases;
     Case c = d.c;
@@ -118,7 +118,7 @@ class CaseLoop {
   }
 
   CaseWorker& misuse_worker() {
-    if (!misuse_worker_) misuse_worker_ = worker_.fresh_per_case_twin();
+    if (!misuse_worker_) misuse_worker_ = worker_.mistakes_twin();
     return *misuse_worker_;
   }
 
@@ -260,7 +260,7 @@ class CaseLoop {
   const CheckOptions& options_;
   const ModePlan& plan_;
   CaseWorker& worker_;
-  std::unique_ptr<CaseWorker> misuse_worker_;  // eager only, forked anew for every case
+  std::unique_ptr<CaseWorker> misuse_worker_;  // eager only, forked anew after a finding
   ContractResult& r_;
   CaseDraws draws_;
   std::vector<bool> written_;        // per argument: some case's eager run wrote it

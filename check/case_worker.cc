@@ -160,10 +160,8 @@ CaseWorker::CaseWorker(const CaseOps& ops, const Contract& contract, IsolationOp
   if (page == MAP_FAILED) throw std::runtime_error(std::string("case worker: mmap: ") + strerror(errno));
   shared_ = static_cast<volatile SharedPage*>(page);
   ops_.on_mode = [shared = shared_](Mode m) {
-    const int64_t now = steady_us();
-    if (shared->mode_since_us) shared->mode_us[shared->mode] = shared->mode_us[shared->mode] + (now - shared->mode_since_us);
+    clock_mode(shared);
     shared->mode = static_cast<int>(m);
-    shared->mode_since_us = now;
   };
   ops_.on_compile = [shared = shared_](bool begin) {
     const int64_t now = steady_ms();
@@ -221,6 +219,7 @@ void CaseWorker::start() {
   }
   close(fds[1]);
   pid_ = pid;
+  ++forked_;
   to_child_ = from_child_ = fds[0];
 }
 
@@ -285,15 +284,15 @@ std::string CaseWorker::request(char kind, const std::string& body, CaseOutcome*
   return "";
 }
 
-std::unique_ptr<CaseWorker> CaseWorker::fresh_per_case_twin() const {
+std::unique_ptr<CaseWorker> CaseWorker::mistakes_twin() const {
   IsolationOptions fresh = options_;
-  fresh.fresh_per_case = true;
+  fresh.fresh_after_finding = true;
   return std::make_unique<CaseWorker>(ops_, contract_, fresh);
 }
 
 std::unique_ptr<CaseWorker> CaseWorker::crash_handlers_twin() const {
   IsolationOptions with = options_;
-  with.fresh_per_case = with.crash_handlers = true;
+  with.crash_handlers = true;
   auto twin = std::make_unique<CaseWorker>(ops_, contract_, with);
   twin->set_modes(modes_);
   return twin;
@@ -302,13 +301,19 @@ std::unique_ptr<CaseWorker> CaseWorker::crash_handlers_twin() const {
 CaseOutcome CaseWorker::run(const Case& c) {
   if (!options_.isolate) return judge_here(ops_, contract_, c, modes_);
   CaseOutcome out = run_isolated(c);
-  if (options_.fresh_per_case) stop();
+  if (options_.fresh_after_finding && !out.findings.empty()) stop();
   return out;
 }
 
+void CaseWorker::clock_mode(volatile SharedPage* shared) {
+  const int64_t now = steady_us();
+  if (shared->mode_since_us)
+    shared->mode_us[shared->mode] = shared->mode_us[shared->mode] + (now - shared->mode_since_us);
+  shared->mode_since_us = now;
+}
+
 std::map<Mode, double> CaseWorker::settle_mode_clock() {
-  if (shared_->mode_since_us)
-    shared_->mode_us[shared_->mode] = shared_->mode_us[shared_->mode] + (steady_us() - shared_->mode_since_us);
+  clock_mode(shared_);
   shared_->mode_since_us = 0;
   std::map<Mode, double> seconds;
   for (Mode m : kAllModes)

@@ -46,9 +46,11 @@ struct IsolationOptions {
   double timeout_s = 10;  // per case, all modes together; <= 0: none
   // The worker's standard output and error go to CaseOutcome::output, not to the terminal.
   bool capture_output = true;
-  // A new worker process for every case: after a caller's mistake the op accepted, the
-  // heap may be corrupt, and the next case must not pay for it.
-  bool fresh_per_case = false;
+  // A new worker process after every case that found something: after a caller's mistake
+  // the op accepted and mishandled, the heap may be corrupt, and the next case must not pay
+  // for it. A mistake the op refused, or handled right, leaves the worker as it was (a
+  // fork costs ~25 ms with vLLM loaded, most of a refused mistake's time).
+  bool fresh_after_finding = false;
   // The crash handlers the op's libraries installed (tvm_ffi's prints a symbolised backtrace,
   // about a second a crash) stay in the worker; otherwise a crash kills it at once, with
   // the same signal.
@@ -70,11 +72,15 @@ class CaseWorker {
   // the contract's, not the op's (an expression that fails to evaluate, say).
   CaseOutcome run(const Case& c);
 
-  // Another worker for the same op and contract, forked anew for every case (eager only).
-  std::unique_ptr<CaseWorker> fresh_per_case_twin() const;
-  // Another, forked anew for every case, in the same modes, with the libraries' crash
-  // handlers kept: what an op prints as it dies.
+  // Another worker for the same op and contract, for caller's mistakes: eager only, forked
+  // anew after every case that found something.
+  std::unique_ptr<CaseWorker> mistakes_twin() const;
+  // Another, in the same modes, with the libraries' crash handlers kept: what an op prints
+  // as it dies.
   std::unique_ptr<CaseWorker> crash_handlers_twin() const;
+
+  // How many worker processes this one has forked so far.
+  int forked() const { return forked_; }
 
   // Why the cudagraph mode cannot run in a worker ("" when it can), asked of the
   // worker itself so that this process never initialises CUDA.
@@ -92,6 +98,7 @@ class CaseWorker {
   IsolationOptions options_;
   std::unique_ptr<OutputCapture> output_;  // shared with the worker when it captures
   pid_t pid_ = -1;
+  int forked_ = 0;
   int to_child_ = -1, from_child_ = -1;
   // A page shared with the worker: the mode it is running (a crash's mode), how long the
   // case in flight has spent in torch.compile calls, and since when it is in one (0: not),
@@ -105,6 +112,8 @@ class CaseWorker {
     int64_t mode_since_us;
     int64_t mode_us[std::size(kAllModes)];
   };
+  // Adds the time since the mode's clock last ran to the current mode's, from now.
+  static void clock_mode(volatile SharedPage* shared);
   // Ends the current mode's time, and collects the case's time per mode.
   std::map<Mode, double> settle_mode_clock();
   volatile SharedPage* shared_ = nullptr;

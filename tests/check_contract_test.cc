@@ -2,6 +2,8 @@
 // right clause catches each planted bug within 100 cases, shrunk; clean twins pass.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <rapidcheck/Random.h>
+#include <rapidcheck/Shrinkable.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -12,6 +14,8 @@
 #include "check/case_worker.h"
 #include "check/check_contract.h"
 #include "contracts/contract_loader.h"
+#include "generators/case_gen.h"
+#include "generators/misuse.h"
 #include "runners/compiled_runner.h"
 #include "runners/cudagraph_runner.h"
 
@@ -404,6 +408,40 @@ TEST_F(CheckDriver, ACrashsMinimalCaseShowsWhatTheLibrariesCrashHandlersPrinted)
   EXPECT_TRUE(plain.worker_died && handled.worker_died);
   EXPECT_EQ(plain.output.find(kLastWords), std::string::npos) << plain.output;
   EXPECT_NE(handled.output.find(kLastWords), std::string::npos) << handled.output;
+}
+
+// The first case of the contract with rows, and its dtype mistake (x as another dtype).
+Case with_dtype_mistake(const std::shared_ptr<const Contract>& contract) {
+  for (int seed = 1;; ++seed) {
+    Case c = case_gen(contract)(rc::Random(seed), 10).value();
+    if (std::get<TensorCase>(c.args[0]).sizes[0] == 0) continue;
+    for (const Misuse& m : misuse_variants(c, *contract))
+      if (m.kind == MisuseKind::Dtype) {
+        c.misuse = m;
+        return c;
+      }
+  }
+}
+
+TEST_F(CheckDriver, AMistakeTheOpRefusedKeepsItsWorkerOneItMishandledDoesNot) {
+  // A fork costs ~25 ms with vLLM loaded: a refused mistake leaves the worker as it was; one
+  // the op accepted and got wrong may leave its heap corrupt, and the next case gets a fresh one.
+  const auto contract = std::make_shared<const Contract>(load("tests/contracts/misuse_dtype_layout.yaml"));
+  const Case c = with_dtype_mistake(contract);
+  const CheckOptions options = as_regression();
+  for (const char* target : {"opc_test::row_sums_checked", "opc_test::row_sums_trusting"}) {
+    const BoundOps bound = bind_ops(*contract, target);
+    const CaseOps ops = case_ops(bound, *contract, options);
+    const CaseWorker worker(ops, *contract, isolation_for(*contract, options));
+    const std::unique_ptr<CaseWorker> mistakes = worker.mistakes_twin();
+    const bool refused = std::string(target) == "opc_test::row_sums_checked";
+    for (int i = 0; i < 3; ++i) {
+      const CaseOutcome out = mistakes->run(c);
+      EXPECT_EQ(out.findings.empty(), refused) << target;
+      EXPECT_FALSE(out.worker_died) << target;
+    }
+    EXPECT_EQ(mistakes->forked(), refused ? 1 : 3) << target;
+  }
 }
 
 TEST_F(CheckDriver, SaysWhereItsTimeWent) {

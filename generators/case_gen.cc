@@ -53,8 +53,8 @@ int64_t pick_value(const ValueSpec& v, std::vector<int64_t>& values) {
       continue;
     }
     // A favoured constant (`favor: [1, 7]`, or over other values only): one evaluation,
-    // not one per k the family is enumerated over.
-    favor.push_back([value = at_k(0)](int64_t) { return value; });
+    // not one per k the family is enumerated over; none when it cannot be evaluated.
+    if (const std::optional<int64_t> value = at_k(0)) favor.push_back(Family::single(*value));
   }
   return *dim_gen(lo, hi, std::move(favor));
 }

@@ -25,7 +25,12 @@ Wide floor_div(Wide a, Wide b) {
 // that no family or range overflows; any other is enumerated over a bounded k.
 class Members {
  public:
-  Members(const Family& f, int64_t lo, int64_t hi) {
+  Members(const Family& family, int64_t lo, int64_t hi) {
+    if (family.only) {
+      if (*family.only >= lo && *family.only <= hi) list_.push_back(*family.only);
+      return;
+    }
+    const auto& f = family.of_k;
     auto f0 = f(0), f1 = f(1), f2 = f(2), f3 = f(3);
     if (f0 && f1 && f2 && f3) {
       const Wide d = Wide{*f1} - *f0;

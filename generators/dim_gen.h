@@ -17,13 +17,24 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 namespace opc {
 
-// A favoured family of values f(0), f(1), ... (e.g. k * tp_size + 1); nullopt where f
-// cannot be evaluated.
-using Family = std::function<std::optional<int64_t>(int64_t k)>;
+// A favoured family of values f(0), f(1), ... (e.g. k * tp_size + 1; nullopt where f
+// cannot be evaluated), or a single favoured value (`favor: [7]`), which needs no f.
+struct Family {
+  template <class F, class = std::enable_if_t<std::is_invocable_r_v<std::optional<int64_t>, F, int64_t>>>
+  Family(F f) : of_k(std::move(f)) {}  // NOLINT: a lambda is a family
+  static Family single(int64_t v) {
+    Family f([](int64_t) { return std::optional<int64_t>(); });
+    f.only = v;
+    return f;
+  }
+  std::function<std::optional<int64_t>(int64_t k)> of_k;
+  std::optional<int64_t> only;  // when set, the family is this one value
+};
 
 rc::Gen<int64_t> dim_gen(int64_t lo, int64_t hi, std::vector<Family> favor);
 

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <numeric>
 
 namespace opc {
 namespace {
@@ -192,11 +193,35 @@ double huge(c10::ScalarType t) {
   }
 }
 
-// Each row of `view` (dim 0), or the whole of a 0-d or 1-d one.
-template <class F>
-void for_rows(const at::Tensor& view, F&& f) {
-  if (view.dim() <= 1) return f(view);
-  for (int64_t r = 0; r < view.size(0); ++r) f(view.select(0, r));
+// Each row's first or last element (rows along dim 0), as one view of `view` of size
+// [rows]: a few tensor ops per case, not a few per row (a 512-row case spent milliseconds
+// in the dispatcher). `view` has two dims or more.
+at::Tensor row_ends(const at::Tensor& view, bool last) {
+  at::Tensor e = view;
+  for (int64_t d = view.dim() - 1; d >= 1; --d) e = e.select(d, last ? view.size(d) - 1 : 0);
+  return e;
+}
+
+// Every row (dim 0) filled with its first element; a 0-d or 1-d view is one row.
+void constant_rows(const at::Tensor& view) {
+  if (view.dim() <= 1) {
+    view.fill_(element_at(view, 0).item());
+    return;
+  }
+  std::vector<int64_t> column(view.dim(), 1);
+  column[0] = view.size(0);
+  view.copy_(row_ends(view, false).clone().view(column).expand(view.sizes()));
+}
+
+// Every row's last element set to the row's largest (a tie for the maximum).
+void tied_max(const at::Tensor& view) {
+  if (view.dim() <= 1) {
+    element_at(view, view.numel() - 1).fill_(view.max().item());
+    return;
+  }
+  std::vector<int64_t> inner(view.dim() - 1);
+  std::iota(inner.begin(), inner.end(), 1);
+  row_ends(view, true).copy_(at::amax(view, inner));
 }
 
 // The case's edge values (generators/edge_values.h) laid over the drawn ones. Not on a view
@@ -210,16 +235,16 @@ void apply_form(const at::Tensor& view, ValueForm form, const ValueDist& dist, c
     case ValueForm::ZeroRows:
       if (!floating) return;
       if (view.dim() <= 1) view.zero_();
-      for (int64_t r = 0; view.dim() > 1 && r < view.size(0); r += 2) view.select(0, r).zero_();
+      else view.slice(0, 0, view.size(0), 2).zero_();  // rows 0, 2, 4, ...
       break;
     case ValueForm::ConstantRows:
-      if (floating) for_rows(view, [](at::Tensor row) { row.fill_(element_at(row, 0).item()); });
+      if (floating) constant_rows(view);
       break;
     case ValueForm::Huge:
       if (floating) element_at(view, view.numel() / 2).fill_(huge(view.scalar_type()));
       break;
     case ValueForm::TiedMax:
-      if (floating) for_rows(view, [](at::Tensor row) { element_at(row, row.numel() - 1).fill_(row.max().item()); });
+      if (floating) tied_max(view);
       break;
     case ValueForm::Denormals:
       if (floating)

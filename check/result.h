@@ -43,8 +43,8 @@ struct TimeSpent {
   double total = 0;
   double cases = 0;      // the valid cases: the worker's modes, its round trips, forks after a crash
   std::map<Mode, double> modes;  // of `cases`, inside the worker, per mode
-  double misuse = 0;     // the caller's mistakes, each in a worker forked for it
-  double shrinking = 0;  // shrinking each new kind of finding
+  double misuse = 0;     // the caller's mistakes, in a worker of their own
+  double shrinking = 0;  // shrinking each new kind of finding, and rerunning a crash's minimal case
 };
 
 struct ContractResult {

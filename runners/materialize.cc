@@ -27,8 +27,9 @@ struct Rng {
 };
 
 // Irwin-Hall with four 16-bit terms of one draw: mean 0, unit variance, cheap (filling
-// dominates a case's cost).
-double normal(Rng& rng) {
+// dominates a case's cost; inlined into the fill loops, where a call per element showed
+// as a quarter of materialising).
+[[gnu::always_inline]] inline double normal(Rng& rng) {
   const uint64_t r = rng.next();
   const uint32_t sum = (r & 0xFFFF) + ((r >> 16) & 0xFFFF) + ((r >> 32) & 0xFFFF) + (r >> 48);
   return (sum * (1.0 / 65536.0) - 2.0) * 1.7320508075688772;

@@ -46,17 +46,13 @@ using Deadline = std::function<std::chrono::steady_clock::time_point()>;
 // Time one torch.compile call may take on top of a case's limit.
 constexpr std::chrono::seconds kCompileAllowance{600};
 
-int64_t steady_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 int64_t steady_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
+
+int64_t steady_ms() { return steady_us() / 1000; }
 
 // Reads exactly n bytes, waiting at most until `deadline()` (none when max()), which may
 // move while it waits: it is asked again at least every 100 ms.

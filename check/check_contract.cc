@@ -12,6 +12,8 @@
 #include "check/mode_plan.h"
 #include "oracles/oracles.h"
 #include "runners/python/bridge.h"
+#include "support/names.h"
+#include "support/platform.h"
 
 namespace opc {
 namespace {
@@ -33,7 +35,16 @@ std::string checked_text(const Contract& contract, const std::string& target) {
                                   "without the embedded Python)";
   }
   if (found.empty()) return dist + " (not installed here; the contract is written for " + want + ")";
-  return dist + " " + found + (found == want ? "" : " (the contract is written for " + want + ")");
+  // Which of its builds was loaded: a library picked by the CPU's features (vLLM's _C,
+  // _C_AVX512, _C_AVX2) judges differently.
+  std::string libraries;
+  try {
+    libraries = join(python::loaded_libraries(dist));
+  } catch (const std::exception& e) {
+    libraries = "its loaded libraries unknown (" + std::string(e.what()) + ")";
+  }
+  return dist + " " + found + (libraries.empty() ? "" : ", " + libraries) +
+         (found == want ? "" : " (the contract is written for " + want + ")");
 }
 
 // The result before anything ran: every mode not run, with the contract's reason where
@@ -44,6 +55,7 @@ ContractResult initial_result(const Contract& contract, const std::string& targe
   r.op = contract.op;
   r.target = target;
   r.checked = checked_text(contract, target);
+  if (!options.variant.empty()) r.checked += (r.checked.empty() ? "" : " ") + ("(" + options.variant + ")");
   r.seed = options.seed;
   for (Mode m : kAllModes) {
     const auto skip = contract.skip.find(m);
@@ -83,9 +95,10 @@ void record_not_run(const Contract& contract, const ModePlan& plan, const std::s
 void mark_known(const Contract& contract, const std::string& target, const CheckOptions& options,
                 ContractResult& r) {
   // A contract's own list is about its op and port, not about the regressions it lists.
+  const Platform platform = read_platform();
   if (target == contract.op || target == contract.port)
-    apply_known_findings(contract.known_findings, "known_findings", r);
-  apply_known_findings(options.known, "the known-findings file", r);
+    apply_known_findings(contract.known_findings, "known_findings", platform, r);
+  apply_known_findings(options.known, "the known-findings file", platform, r);
 }
 
 }  // namespace

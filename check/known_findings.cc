@@ -1,22 +1,92 @@
 #include "check/known_findings.h"
 
-namespace opc {
+#include <algorithm>
 
-void apply_known_findings(const std::vector<KnownFinding>& known, const std::string& where,
-                          ContractResult& r) {
+#include "support/names.h"
+
+namespace opc {
+namespace {
+
+// The mapped libraries in the folder a scope's library names ("vllm/_C" -> .../vllm/*),
+// by their last two path components: what was loaded instead.
+std::vector<std::string> loaded_beside(const std::string& name, const Platform& platform) {
+  const size_t slash = name.rfind('/');
+  if (slash == std::string::npos) return {};
+  const std::string folder = "/" + name.substr(0, slash) + "/";
+  std::vector<std::string> out;
+  for (const std::string& path : platform.libraries) {
+    const size_t at = path.rfind('/');
+    if (at + 1 < folder.size() || path.compare(at + 1 - folder.size(), folder.size(), folder) != 0) continue;
+    out.push_back(name.substr(0, slash) + path.substr(at));
+  }
+  return out;
+}
+
+// `sometimes`, everywhere or on the machines its scope names.
+bool may_be_absent(const KnownFinding& k, const Platform& platform) {
+  return k.sometimes || (!k.sometimes_where.everywhere() && scope_miss(k.sometimes_where, platform).empty());
+}
+
+bool matches(const KnownFinding& k, const ContractFinding& f) {
+  return f.clause == k.clause && (k.mode.empty() || f.mode == k.mode) && f.known.empty();
+}
+
+// A new finding that an entry scoped to other machines would have matched: its message
+// says so, so that a reader can widen the scope if the defect is the same.
+void note_scoped_elsewhere(ContractResult& r) {
+  for (ContractFinding& f : r.findings) {
+    if (!f.known.empty()) continue;
+    const auto scoped = std::find_if(r.not_applicable.begin(), r.not_applicable.end(), [&](const NotApplicable& n) {
+      return f.clause == n.clause && (n.mode.empty() || f.mode == n.mode);
+    });
+    if (scoped != r.not_applicable.end())
+      f.message += "\n(known_findings lists " + scoped->clause + " for other machines only: " + scoped->why + ")";
+  }
+}
+
+}  // namespace
+
+std::string scope_miss(const KnownScope& scope, const Platform& platform) {
+  for (const std::string& flag : scope.cpu) {
+    if (flag[0] == '!' && has_cpu_feature(platform, flag.substr(1)))
+      return "applies to CPUs without " + flag.substr(1) + ", and this one has it";
+    if (flag[0] != '!' && !has_cpu_feature(platform, flag))
+      return "needs the CPU feature " + flag + ", which this CPU lacks";
+  }
+  if (scope.library.empty() ||
+      std::any_of(scope.library.begin(), scope.library.end(),
+                  [&](const std::string& l) { return has_library(platform, l); }))
+    return "";
+  std::vector<std::string> instead;
+  for (const std::string& l : scope.library)
+    for (const std::string& b : loaded_beside(l, platform))
+      if (std::find(instead.begin(), instead.end(), b) == instead.end()) instead.push_back(b);
+  return "applies where " + join(scope.library, " or ") + " is loaded, and this process loaded " +
+         (instead.empty() ? "none of them" : join(instead) + " instead");
+}
+
+void apply_known_findings(const std::vector<KnownFinding>& known, const std::string& list_name,
+                          const Platform& platform, ContractResult& r) {
+  std::vector<const KnownFinding*> missed;
   for (const KnownFinding& k : known) {
+    if (std::string miss = scope_miss(k.where, platform); !miss.empty()) {
+      r.not_applicable.push_back({k.clause, k.mode, k.reason, std::move(miss)});
+      continue;
+    }
     bool occurred = false;
     for (ContractFinding& f : r.findings)
-      if (f.clause == k.clause && (k.mode.empty() || f.mode == k.mode) && f.known.empty()) {
+      if (matches(k, f)) {
         f.known = k.reason;
         occurred = true;
       }
-    if (!occurred && !k.sometimes)
-      r.findings.push_back({k.clause, k.mode,
-                            "listed under " + where + " (" + to_string(k.loc) + ": " + k.reason +
-                                ") but not found in " + std::to_string(r.cases) +
-                                " cases: if the op was fixed, remove the entry"});
+    if (!occurred && !may_be_absent(k, platform)) missed.push_back(&k);
   }
+  note_scoped_elsewhere(r);
+  for (const KnownFinding* k : missed)
+    r.findings.push_back({k->clause, k->mode,
+                          "listed under " + list_name + " (" + to_string(k->loc) + ": " + k->reason +
+                              ") but not found in " + std::to_string(r.cases) +
+                              " cases: if the op was fixed, remove the entry"});
 }
 
 }  // namespace opc

@@ -1,9 +1,11 @@
 // The known-findings stage: findings a contract (`known_findings:`) or a ratchet file
 // (--known, reports/known_file.h) lists are marked known, with the listed reason; a listed
 // one that did not occur becomes a finding of its own, so a fixed op makes its contract
-// (or the file) drop the entry. An entry marked `sometimes` may be absent.
+// (or the file) drop the entry. An entry marked `sometimes` may be absent. An entry whose
+// `where:` leaves this machine out (another CPU, another build of the op library) is
+// neither: it goes to the result's not_applicable with why, and matches no finding.
 //
-//   apply_known_findings(contract.known_findings, "known_findings", result);
+//   apply_known_findings(contract.known_findings, "known_findings", read_platform(), result);
 #pragma once
 
 #include <string>
@@ -11,10 +13,16 @@
 
 #include "check/result.h"
 #include "contracts/contract.h"
+#include "support/platform.h"
 
 namespace opc {
 
-// `where` names the list in the message of an entry not found.
-void apply_known_findings(const std::vector<KnownFinding>& known, const std::string& where, ContractResult& r);
+// `list_name` names the list in the message of an entry not found.
+void apply_known_findings(const std::vector<KnownFinding>& known, const std::string& list_name,
+                          const Platform& platform, ContractResult& r);
+
+// Why `scope` leaves `platform` out ("needs the CPU feature amx_tile, which this CPU
+// lacks"), or "" when it applies here.
+std::string scope_miss(const KnownScope& scope, const Platform& platform);
 
 }  // namespace opc

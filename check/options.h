@@ -44,6 +44,9 @@ struct CheckOptions {
   std::function<void(const ContractResult& so_far, double cases_per_s)> progress;
   // Modes to run besides eager, which always runs (empty: the contract's own).
   std::vector<Mode> modes;
+  // Which build of the target this run judges, in words (check --variant): added to each
+  // result's `checked`, so that reports keep the builds' results apart.
+  std::string variant;
   // Known findings from a ratchet file (reports/known_file.h) for this contract and target,
   // applied like the contract's own known_findings.
   std::vector<KnownFinding> known;

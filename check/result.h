@@ -37,6 +37,15 @@ struct ContractFinding {
   std::string output;     // what the op and torch printed on its minimal case, when captured
 };
 
+// A known finding whose `where:` leaves this machine out (contracts/contract.h, KnownScope):
+// neither expected here nor missed, and reported as not applicable with why.
+struct NotApplicable {
+  std::string clause;
+  std::string mode;
+  std::string reason;  // the entry's reason
+  std::string why;     // "needs the CPU feature amx_tile, which this CPU lacks"
+};
+
 // Where a check's wall-clock time went, in seconds: what `check` prints to profile a run.
 // The rest of `total` is setting up (binding the op, starting Python, planning the modes).
 struct TimeSpent {
@@ -64,6 +73,7 @@ struct ContractResult {
   std::map<Mode, ModeResult> modes;
   std::vector<std::pair<std::string, int>> branches;  // name, hits
   std::vector<ContractFinding> findings;
+  std::vector<NotApplicable> not_applicable;  // known findings scoped to other machines
   std::vector<std::string> warnings;  // worth a look, not a broken promise
   int captured_lines = 0;  // lines the op and torch printed during the cases, captured
   TimeSpent seconds;

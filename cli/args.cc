@@ -62,6 +62,10 @@ const Flag kFlags[] = {
     {"--corpus", true, [](Args& a, const std::string& v) { a.corpus = v; }},
     {"--contract", true, [](Args& a, const std::string& v) { a.contract = v; }},
     {"--known", true, [](Args& a, const std::string& v) { a.known = v; }},
+    {"--variant", true, [](Args& a, const std::string& v) {
+       if (v.empty()) throw UsageError("--variant needs the words that name the build this run judges");
+       a.variant = v;
+     }},
     {"--update-known", false, [](Args& a, const std::string&) { a.update_known = true; }},
     {"--contracts", true, [](Args& a, const std::string& v) { a.contract_dirs.push_back(v); }},
     {"--out", true, [](Args& a, const std::string& v) { a.out = v; }},
@@ -122,6 +126,7 @@ CheckOptions check_options(const Args& a) {
   options.python = a.python;
   options.targeted = a.targeted;
   options.misuse = a.misuse;
+  options.variant = a.variant;
   options.set_user_timeout(a.case_timeout_s);
   options.capture_output = !verbose_errors();  // --verbose: the op's and torch's output as it comes
   return options;

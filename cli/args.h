@@ -35,6 +35,7 @@ struct Args {
   int shard = 0, shards = 1;
   std::string corpus, contract;
   std::string known;          // --known FILE (the expected-failures ratchet)
+  std::string variant;        // check --variant TEXT: which build of the target this run judges
   bool update_known = false;
   bool help = false;          // -h/--help after the command: its usage
   std::vector<Mode> modes;

@@ -14,6 +14,7 @@
 #include "cli/command.h"
 #include "reports/known_file.h"
 #include "reports/run_report.h"
+#include "support/platform.h"
 #include "runners/op_binding.h"
 #include "support/atomic_file.h"
 
@@ -24,6 +25,7 @@ const char* kUsage = R"(  opcontract check CONTRACT... [--target Q] [--regressio
                                [--cases N] [--seed S] [--json FILE]
                                [--case-timeout SECONDS] [--no-isolation]
                                [--known FILE [--update-known]] [--modes M,...] [--jobs N]
+                               [--variant TEXT]
 
   Checks each contract against its op: the contract's `op` when registered, else its
   `port` (opcontract's bundled port), or Q given with --target.
@@ -43,6 +45,9 @@ const char* kUsage = R"(  opcontract check CONTRACT... [--target Q] [--regressio
   --modes    the modes to run besides eager, e.g. fake,compiled (default: the contract's).
   --jobs     checks run side by side, each with its own worker (default: one per core);
              each worker's ops then get cores / N threads. The report is the same.
+  --variant  words that say which build of the target this run judges, added to every
+             result's `checked` ("vLLM's pick on this CPU"); `opcontract report` keeps
+             results with different `checked` apart (a row per op and build).
 )";
 
 void finish(Args& a) {
@@ -162,12 +167,15 @@ int run_check(const Args& a, const Session& session) {
   const std::vector<KnownEntry> known = a.known.empty() ? std::vector<KnownEntry>{} : load_known_file(a.known);
   const std::vector<RunEntry> run = check_all(*contracts, a, known, session);
   print_text_report(std::cout, run);
+  Platform platform = read_platform();
+  platform.threads = at::get_num_threads();  // as check_all left it for the checks
+  std::cout << "\n" << platform_text(platform);
   const Tally t = tally(run);
   print_tally(a, t, run.size());
   int captured = 0;
   for (const auto& e : run) captured += e.result.captured_lines;
   std::cout << captured_output_line(captured);
-  if (!a.json.empty()) write_file_atomically(a.json, json_report(run));
+  if (!a.json.empty()) write_file_atomically(a.json, json_report(run, platform));
   if (a.update_known) {
     const std::vector<KnownEntry> now = updated_known(known, run);
     write_known_file(a.known, now);
@@ -184,7 +192,7 @@ Command check_command() {
   return {"check",
           kUsage,
           {"--target", "--no-targeting", "--no-misuse", "--json", "--regressions", "--no-isolation", "--case-timeout",
-           "--modes", "--known", "--update-known", "--cases", "--seed", "--jobs"},
+           "--modes", "--known", "--update-known", "--cases", "--seed", "--jobs", "--variant"},
           finish,
           run_check};
 }

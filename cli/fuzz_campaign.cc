@@ -12,6 +12,7 @@
 #include "cli/session.h"
 #include "generators/case_file.h"
 #include "reports/run_report.h"
+#include "support/platform.h"
 #include "runners/op_binding.h"
 #include "support/atomic_file.h"
 
@@ -217,7 +218,7 @@ int run_fuzz_campaign(const std::vector<std::shared_ptr<const Contract>>& contra
         std::vector<RunEntry> with_partial = run;
         with_partial.push_back(e);
         with_partial.back().result = so_far;
-        write_file_atomically(results, json_report(with_partial));
+        write_file_atomically(results, json_report(with_partial, read_platform()));
       } catch (const std::exception& err) {
         // The campaign goes on; its end writes everything again.
         out << "[opcontract] could not save the progress: " << err.what() << "\n";
@@ -228,7 +229,7 @@ int run_fuzz_campaign(const std::vector<std::shared_ptr<const Contract>>& contra
     if (e.result.verdict != "error") save_state(cr.state, o, cr.target, e.result.next_case);
     run.push_back(std::move(e));
     print_text_report(out, {run.back()});
-    write_file_atomically(results, json_report(run));  // after each contract: nothing is lost
+    write_file_atomically(results, json_report(run, read_platform()));  // after each contract: nothing is lost
     if (run.back().result.stopped) break;
   }
   out << "\nresults: " << results << "\n";

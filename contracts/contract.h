@@ -196,6 +196,15 @@ struct Tolerance {
 // torch.testing.assert_close's defaults, for dtypes the contract does not list.
 Tolerance default_tolerance(c10::ScalarType dtype);
 
+// `where:` the machines a known finding applies to (support/platform.h): every CPU feature
+// in `cpu` present ("!flag": absent) and, when `library` lists any, one of them loaded.
+// Elsewhere the entry is reported as not applicable, with why, and matches nothing.
+struct KnownScope {
+  std::vector<std::string> cpu;      // "amx_tile", "!amx_tile"
+  std::vector<std::string> library;  // "vllm/_C": a mapped .../vllm/_C.<ext>
+  bool everywhere() const { return cpu.empty() && library.empty(); }
+};
+
 // `known_findings:` a finding the contract expects of this very op, with the reason:
 // reported, but it does not fail the check; one that stops occurring does.
 struct KnownFinding {
@@ -206,6 +215,10 @@ struct KnownFinding {
   // `sometimes: true`: the defect shows only some of the time (heap corruption whose
   // effect depends on the allocator's state), so a run without it is no sign of a fix.
   bool sometimes = false;
+  // `sometimes: {cpu: ..., library: ...}`: only on the machines that scope names (where
+  // another defect hides this one) may it be absent.
+  KnownScope sometimes_where;
+  KnownScope where;
 };
 
 struct Regression {

@@ -149,6 +149,8 @@ class Loader {
   void load_cudagraph(const YAML::Node& n, Contract& c);
   void load_reference(const YAML::Node& ref, const YAML::Node& tol, Contract& c);
   void load_known_findings(const YAML::Node& n, Contract& c);
+  KnownScope known_scope(const YAML::Node& n, const std::string& what);
+  std::vector<std::string> names(const YAML::Node& n, const std::string& what) const;
   void load_donates(const YAML::Node& n, Contract& c);
   std::string clause_id(const YAML::Node& n, const std::string& what) const;
   void dtypes(const YAML::Node& n, const Contract& c, const std::string& what,
@@ -939,10 +941,60 @@ void Loader::load_known_findings(const YAML::Node& n, Contract& c) {
     YAML::Node why = f.need("reason");
     k.reason = scalar(why, "reason");
     if (k.reason.empty()) fail(why, "a known finding needs its reason");
-    if (YAML::Node s = f.take("sometimes")) k.sometimes = boolean(s, "sometimes");
+    if (YAML::Node s = f.take("sometimes")) {
+      if (s.IsMap()) k.sometimes_where = known_scope(s, "sometimes");
+      else k.sometimes = boolean(s, "sometimes (true, false, or the machines where, {cpu: ..., library: ...})");
+    }
+    if (YAML::Node w = f.take("where")) k.where = known_scope(w, "where");
     f.done();
     c.known_findings.push_back(std::move(k));
   }
+}
+
+// One name or a list of them; each a non-empty word.
+std::vector<std::string> Loader::names(const YAML::Node& n, const std::string& what) const {
+  std::vector<std::string> out;
+  auto add = [&](const YAML::Node& item) {
+    const std::string s = scalar(item, what);
+    if (s.empty() || s.find_first_of(" \t") != std::string::npos) fail(item, what + " must be a name without spaces, not '" + s + "'");
+    out.push_back(s);
+  };
+  if (n.IsSequence()) {
+    if (n.size() == 0) fail(n, what + " must name at least one");
+    for (const auto& item : n) add(item);
+  } else {
+    add(n);
+  }
+  return out;
+}
+
+KnownScope Loader::known_scope(const YAML::Node& n, const std::string& what) {
+  Fields f(*this, n, what);
+  KnownScope scope;
+  if (YAML::Node cpu = f.take("cpu")) {
+    scope.cpu = names(cpu, what + ".cpu");
+    for (size_t i = 0; i < scope.cpu.size(); ++i) {
+      const std::string flag = scope.cpu[i].substr(scope.cpu[i][0] == '!');
+      if (flag.empty() || flag.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos)
+        fail(cpu.IsSequence() ? cpu[i] : cpu,
+             what + ".cpu names a CPU feature as /proc/cpuinfo's flags spell it (amx_tile, avx512_bf16; "
+             "'!amx_tile' for its absence), not '" + scope.cpu[i] + "'");
+    }
+  }
+  if (YAML::Node lib = f.take("library")) {
+    scope.library = names(lib, what + ".library");
+    for (size_t i = 0; i < scope.library.size(); ++i) {
+      const std::string& name = scope.library[i];
+      const size_t file = name.rfind('/') + 1;
+      if (name.find('.', file) != std::string::npos || file == name.size())
+        fail(lib.IsSequence() ? lib[i] : lib,
+             what + ".library names a shared library by its folder and file name without extensions "
+             "('vllm/_C' for .../vllm/_C.abi3.so), not '" + name + "'");
+    }
+  }
+  f.done();
+  if (scope.everywhere()) fail(n, what + " needs cpu or library (or leave " + what + " out)");
+  return scope;
 }
 
 void Loader::load_donates(const YAML::Node& n, Contract& c) {

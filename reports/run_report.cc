@@ -126,9 +126,12 @@ std::string headline(const RunEntry& e) {
     const auto known = std::count_if(r.findings.begin(), r.findings.end(),
                                      [](const ContractFinding& f) { return !f.known.empty(); });
     if (r.verdict != "pass") return "FAILS";
-    return known ? "HOLDS, with " + std::to_string(known) + " known finding" + (known > 1 ? "s" : "") +
-                       " (known_findings)"
-                 : "HOLDS";
+    const size_t elsewhere = r.not_applicable.size();
+    const std::string scoped =
+        elsewhere ? std::to_string(elsewhere) + " not applicable here" : std::string();
+    if (!known) return elsewhere ? "HOLDS (known_findings: " + scoped + ")" : "HOLDS";
+    return "HOLDS, with " + std::to_string(known) + " known finding" + (known > 1 ? "s" : "") +
+           " (known_findings" + (elsewhere ? "; " + scoped : "") + ")";
   }
   const std::string by = join(found_clauses(r));
   if (regression_not_run(e))
@@ -250,7 +253,27 @@ void print_text_report(std::ostream& out, const std::vector<RunEntry>& run) {
       print_output(out, f.output);
       out << "       replay: " << replay_command(e, f) << "\n";
     }
+    for (const NotApplicable& n : r.not_applicable)
+      out << "   - not applicable here: " << n.clause << (n.mode.empty() ? "" : " (" + n.mode + ")") << ": "
+          << n.why << "\n       listed because: " << n.reason << "\n";
   }
+}
+
+std::string platform_text(const Platform& p) {
+  std::ostringstream out;
+  out << "judged on: " << (p.arch.empty() ? "an unknown architecture" : p.arch)
+      << (p.cpu.empty() ? "" : ", " + p.cpu) << "\n   CPU features: " << isa_summary(p) << "\n   "
+      << p.cores << " core" << (p.cores == 1 ? "" : "s") << " usable"
+      << (p.threads ? " (ops ran with " + std::to_string(p.threads) + " thread" + (p.threads == 1 ? "" : "s") + " each)" : "")
+      << ", ";
+  if (p.numa_nodes) out << p.numa_nodes << " NUMA node" << (p.numa_nodes == 1 ? "" : "s");
+  else out << "NUMA nodes unknown";
+  out << "; settings: ";
+  if (p.settings.empty()) out << "none of OMP_*, KMP_*, MKL_*, DNNL_*, VLLM_CPU_*, LD_PRELOAD set";
+  for (size_t i = 0; i < p.settings.size(); ++i)
+    out << (i ? " " : "") << p.settings[i].first << "=" << p.settings[i].second;
+  out << "\n";
+  return out.str();
 }
 
 namespace {
@@ -338,14 +361,41 @@ void write_entry(JsonWriter& w, const RunEntry& e) {
   w.key("findings").begin_array();
   for (const ContractFinding& f : r.findings) write_finding(w, e, f);
   w.end_array();
+  if (!r.not_applicable.empty()) {
+    w.key("not_applicable").begin_array();
+    for (const NotApplicable& n : r.not_applicable)
+      w.begin_object().key("clause").value(n.clause).key("mode").value(n.mode).key("reason").value(n.reason)
+          .key("why").value(n.why).end_object();
+    w.end_array();
+  }
+  w.end_object();
+}
+
+void write_platform(JsonWriter& w, const Platform& p) {
+  const auto [present, absent] = isa_features(p);
+  w.key("platform").begin_object();
+  w.key("arch").value(p.arch).key("cpu").value(p.cpu);
+  w.key("cpu_features").begin_array();
+  for (const std::string& f : present) w.value(f);
+  w.end_array();
+  w.key("cpu_features_absent").begin_array();
+  for (const std::string& f : absent) w.value(f);
+  w.end_array();
+  w.key("cores").value(p.cores).key("numa_nodes").value(p.numa_nodes);
+  if (p.threads) w.key("threads").value(p.threads);
+  w.key("settings").begin_object();
+  for (const auto& [name, value] : p.settings) w.key(name).value(value);
+  w.end_object();
   w.end_object();
 }
 
 }  // namespace
 
-std::string json_report(const std::vector<RunEntry>& run) {
+std::string json_report(const std::vector<RunEntry>& run, const Platform& platform) {
   JsonWriter w;
-  w.begin_object().key("version").value(1).key("contracts").begin_array();
+  w.begin_object().key("version").value(1);
+  write_platform(w, platform);
+  w.key("contracts").begin_array();
   for (const RunEntry& e : run) write_entry(w, e);
   w.end_array().end_object();
   return w.str() + "\n";

@@ -3,7 +3,8 @@
 //
 //   std::vector<RunEntry> run = ...;          // one entry per contract (or regression)
 //   print_text_report(std::cout, run);
-//   write_file(path, json_report(run));
+//   std::cout << platform_text(read_platform());   // what the run judged on
+//   write_file(path, json_report(run, read_platform()));
 #pragma once
 
 #include <memory>
@@ -13,6 +14,7 @@
 
 #include "check/result.h"
 #include "contracts/contract.h"
+#include "support/platform.h"
 
 namespace opc {
 
@@ -40,6 +42,10 @@ bool entry_ok(const RunEntry& e);
 std::string replay_command(const RunEntry& e, const ContractFinding& f);
 
 void print_text_report(std::ostream& out, const std::vector<RunEntry>& run);
-std::string json_report(const std::vector<RunEntry>& run);
+// "judged on: x86_64, <model>\n   CPU features: avx2 avx512f (no amx_tile)\n   2 cores ...":
+// what a verdict may depend on besides the op (a known finding's `where:`).
+std::string platform_text(const Platform& p);
+// The results and the platform they were judged on (contract-format.md, "Results").
+std::string json_report(const std::vector<RunEntry>& run, const Platform& platform);
 
 }  // namespace opc

@@ -13,6 +13,7 @@
 #include "check/bind_ops.h"
 #include "check/case_worker.h"
 #include "check/check_contract.h"
+#include "check/known_findings.h"
 #include "contracts/contract_loader.h"
 #include "generators/case_gen.h"
 #include "generators/misuse.h"
@@ -326,6 +327,73 @@ TEST_F(CheckDriver, AKnownFindingThatNoLongerOccursFails) {
   EXPECT_NE(r.findings[0].message.find("listed under known_findings (known.yaml:12:5"),
             std::string::npos) << r.findings[0].message;
   EXPECT_NE(r.findings[0].message.find("if the op was fixed, remove the entry"), std::string::npos);
+}
+
+// known_write_contract with its entry scoped by `where` (a flow mapping's text).
+Contract scoped_write_contract(const std::string& op, const std::string& where) {
+  Contract c = known_write_contract(op);
+  c.known_findings[0].where.cpu = {where};
+  return c;
+}
+
+// No CPU has this feature, so a scope needing it leaves every machine out.
+const char* kNoCpuHasIt = "opc_no_such_cpu_feature";
+
+TEST_F(CheckDriver, AKnownFindingScopedToThisMachineIsKnown) {
+  const ContractResult r = check_contract(
+      scoped_write_contract("opc_test::copy_into_half", std::string("!") + kNoCpuHasIt), "opc_test::copy_into_half",
+      cpp_paths());
+  EXPECT_EQ(r.verdict, "pass");
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_EQ(r.findings[0].known, "writes only the first half, like upstream");
+  EXPECT_TRUE(r.not_applicable.empty());
+}
+
+TEST_F(CheckDriver, AKnownFindingScopedToOtherMachinesIsNotApplicableWhereItDoesNotOccur) {
+  // copy_into writes all of out: on a machine the entry leaves out, its absence is no fix.
+  const ContractResult r = check_contract(scoped_write_contract("opc_test::copy_into", kNoCpuHasIt),
+                                          "opc_test::copy_into", cpp_paths());
+  EXPECT_EQ(r.verdict, "pass");
+  EXPECT_TRUE(r.findings.empty());
+  ASSERT_EQ(r.not_applicable.size(), 1u);
+  EXPECT_EQ(r.not_applicable[0].clause, "write");
+  EXPECT_EQ(r.not_applicable[0].why, std::string("needs the CPU feature ") + kNoCpuHasIt + ", which this CPU lacks");
+}
+
+TEST_F(CheckDriver, AFindingScopedToOtherMachinesIsNewWhereItOccurs) {
+  // The defect shows here although the entry says it needs another CPU: a new finding.
+  const ContractResult r = check_contract(scoped_write_contract("opc_test::copy_into_half", kNoCpuHasIt),
+                                          "opc_test::copy_into_half", cpp_paths());
+  EXPECT_EQ(r.verdict, "fail");
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_TRUE(r.findings[0].known.empty());
+  EXPECT_NE(r.findings[0].message.find("(known_findings lists write for other machines only: needs the CPU feature"),
+            std::string::npos) << r.findings[0].message;
+  EXPECT_EQ(r.not_applicable.size(), 1u);
+}
+
+TEST_F(CheckDriver, AKnownFindingMayBeAbsentOnlyWhereItsSometimesScopeApplies) {
+  // copy_into has no write finding: absent is fine where `sometimes` names this machine...
+  Contract here = known_write_contract("opc_test::copy_into");
+  here.known_findings[0].sometimes_where.cpu = {std::string("!") + kNoCpuHasIt};
+  EXPECT_EQ(check_contract(here, "opc_test::copy_into", cpp_paths()).verdict, "pass");
+  // ... and a missed fix anywhere else.
+  Contract elsewhere = known_write_contract("opc_test::copy_into");
+  elsewhere.known_findings[0].sometimes_where.cpu = {kNoCpuHasIt};
+  EXPECT_EQ(check_contract(elsewhere, "opc_test::copy_into", cpp_paths()).verdict, "fail");
+}
+
+TEST(KnownScope, WhyALibraryScopeMissesNamesWhatWasLoadedInstead) {
+  Platform p;
+  p.cpu_flags = {"amx_tile", "avx2"};
+  p.libraries = {"/v/site-packages/vllm/_C_AVX2.abi3.so", "/v/site-packages/torch/_C.so"};
+  KnownScope amx_build{{"amx_tile"}, {"vllm/_C"}};
+  EXPECT_EQ(scope_miss(amx_build, p),
+            "applies where vllm/_C is loaded, and this process loaded vllm/_C_AVX2.abi3.so instead");
+  p.libraries.push_back("/v/site-packages/vllm/_C.abi3.so");
+  EXPECT_EQ(scope_miss(amx_build, p), "");
+  EXPECT_EQ(scope_miss({{"!amx_tile"}, {}}, p), "applies to CPUs without amx_tile, and this one has it");
+  EXPECT_EQ(scope_miss({{}, {"mylib/ops"}}, p), "applies where mylib/ops is loaded, and this process loaded none of them");
 }
 
 TEST_F(CheckDriver, IsolatedAndInProcessRunsAgree) {

@@ -101,6 +101,38 @@ known_findings:
   EXPECT_EQ(c.known_findings[1].reason, "negative control");
 }
 
+TEST(LoaderReference, AKnownFindingsScopeLoads) {
+  const Contract c = load_contract_text(kSmall + R"y(known_findings:
+  - {clause: crash, reason: "AMX", where: {cpu: amx_tile, library: vllm/_C}}
+  - {clause: write, reason: "not on AMX", where: {cpu: [avx512f, "!amx_tile"], library: [vllm/_C_AVX2, vllm/_C_AVX512]}}
+  - {clause: alias, reason: "everywhere", sometimes: {cpu: amx_tile}}
+)y", kFile);
+  ASSERT_EQ(c.known_findings.size(), 3u);
+  EXPECT_FALSE(c.known_findings[2].sometimes);
+  EXPECT_EQ(c.known_findings[2].sometimes_where.cpu, std::vector<std::string>{"amx_tile"});
+  EXPECT_EQ(c.known_findings[0].where.cpu, std::vector<std::string>{"amx_tile"});
+  EXPECT_EQ(c.known_findings[0].where.library, std::vector<std::string>{"vllm/_C"});
+  EXPECT_EQ(c.known_findings[1].where.cpu, (std::vector<std::string>{"avx512f", "!amx_tile"}));
+  EXPECT_EQ(c.known_findings[1].where.library.size(), 2u);
+  EXPECT_TRUE(c.known_findings[2].where.everywhere());
+}
+
+TEST(LoaderReference, AScopesMistakesAreErrorsAtTheirPlace) {
+  const std::string known = kSmall + "known_findings:\n  - {clause: crash, reason: x, where: ";
+  EXPECT_TRUE(fails_at_token(known + "{cpu: AMX-tile}}\n", "AMX-tile",
+                             "where.cpu names a CPU feature as /proc/cpuinfo's flags spell it"));
+  EXPECT_TRUE(fails_at_token(known + "{cpu: [avx2, \"!\"]}}\n", "\"!\"", "not '!'"));
+  EXPECT_TRUE(fails_at_token(known + "{library: vllm/_C.abi3.so}}\n", "vllm/_C.abi3.so",
+                             "where.library names a shared library by its folder and file name without extensions"));
+  EXPECT_TRUE(fails_at_token(known + "{library: []}}\n", "[]", "where.library must name at least one"));
+  EXPECT_TRUE(fails_at_token(known + "{cpus: amx_tile}}\n", "cpus", "unknown key 'cpus' in where"));
+  EXPECT_TRUE(fails_at_token(known + "{}}\n", "{}", "where needs cpu or library"));
+  EXPECT_TRUE(fails_at_token(kSmall + "known_findings:\n  - {clause: crash, reason: x, sometimes: {cpu: \"Amx\"}}\n",
+                             "\"Amx\"", "sometimes.cpu names a CPU feature"));
+  EXPECT_TRUE(fails_at_token(kSmall + "known_findings:\n  - {clause: crash, reason: x, sometimes: often}\n", "often",
+                             "sometimes (true, false, or the machines where"));
+}
+
 TEST(LoaderReference, MistakesAreErrorsAtTheirPlace) {
   EXPECT_TRUE(fails_at_token(kSmall + "reference: twice\n", "twice",
                              "reference must be a qualified op name"));

@@ -267,6 +267,15 @@ std::string installed_version(const std::string& dist) {
   }
 }
 
+std::vector<std::string> loaded_libraries(const std::string& dist) {
+  py::gil_scoped_acquire gil;
+  try {
+    return bridge().attr("loaded_libraries")(dist).cast<std::vector<std::string>>();
+  } catch (const py::error_already_set& e) {
+    throw python_error("the libraries of " + dist, e);
+  }
+}
+
 std::vector<std::string> python_registered_ops() {
   py::gil_scoped_acquire gil;
   try {

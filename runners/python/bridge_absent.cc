@@ -31,6 +31,7 @@ std::string fake_kind(const std::string&) { refuse(); }
 std::string fake_source(const std::string&) { refuse(); }
 bool defined_by_torch(const std::string&) { refuse(); }
 std::string installed_version(const std::string&) { refuse(); }
+std::vector<std::string> loaded_libraries(const std::string&) { refuse(); }
 std::vector<std::string> python_registered_ops() { refuse(); }
 void set_context(const std::string&, const std::map<std::string, int64_t>&) { refuse(); }
 void build_state(const std::string&, const StateCase&, const c10::FunctionSchema&,

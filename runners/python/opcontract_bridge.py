@@ -257,6 +257,20 @@ def installed_version(dist: str) -> str:
         return ""
 
 
+def loaded_libraries(dist: str) -> list:
+    """The distribution's shared libraries mapped in this process, as paths relative to
+    where it is installed (``vllm/_C_AVX2.abi3.so``); [] when it is not installed."""
+    try:
+        d = importlib.metadata.distribution(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return []
+    with open("/proc/self/maps") as maps:
+        mapped = {os.path.realpath(line.split(None, 5)[5].strip())
+                  for line in maps if len(line.split(None, 5)) == 6 and ".so" in line}
+    ours = [(str(f), os.path.realpath(d.locate_file(f))) for f in d.files or () if ".so" in f.name]
+    return sorted(rel for rel, path in ours if path in mapped)
+
+
 def defined_by_torch(qualname: str) -> bool:
     """Whether torch itself defined the op (prims, quantized_decomposed, ...), lazily."""
     return _defined_in_torch(qualname)

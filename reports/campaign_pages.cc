@@ -195,6 +195,30 @@ void md_findings(std::ostream& out, const std::vector<ReportedResult>& ops) {
   if (!any) out << "\nNone.\n";
 }
 
+// Known findings scoped to other machines, per op: why each does not apply here.
+std::vector<std::string> not_applicable_lines(const std::vector<ReportedResult>& ops) {
+  std::vector<std::string> lines;
+  for (const ReportedResult& op : ops)
+    for (const ReportedNotApplicable& n : op.not_applicable)
+      lines.push_back(checked_label(op) + ": " + n.clause + (n.mode.empty() ? "" : " (" + n.mode + ")") + ": " +
+                      n.why + "; listed because: " + n.reason);
+  return lines;
+}
+
+// "x86_64, <model>; avx2 avx512f (no amx_tile); 2 cores (a.json, b.json)": each machine the
+// result files were judged on, once, with its files.
+std::vector<std::string> platform_lines(const Campaign& c) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> machines;
+  for (const auto& [file, words] : c.platforms) {
+    auto same = std::find_if(machines.begin(), machines.end(), [&](const auto& m) { return m.first == words; });
+    if (same == machines.end()) machines.push_back({words, {file}});
+    else same->second.push_back(file);
+  }
+  std::vector<std::string> lines;
+  for (const auto& [words, files] : machines) lines.push_back(words + " (" + join(files) + ")");
+  return lines;
+}
+
 void md_regressions(std::ostream& out, const Campaign& c) {
   const std::vector<const ReportedResult*> regressions = regression_results(c);
   if (regressions.empty()) return;
@@ -287,19 +311,22 @@ void html_finding(std::ostream& out, const ReportedFinding& f) {
 
 // The row under an op's row: its findings and warnings, folded (open when it fails).
 void html_findings_row(std::ostream& out, const ReportedResult& op, const OpStatus& status) {
-  if (op.findings.empty() && op.warnings.empty()) return;
-  const std::string name = sanitized_op_name(op.target);
+  if (op.findings.empty() && op.warnings.empty() && op.not_applicable.empty()) return;
+  const std::string name = op.id;
   out << "<tr class=\"findings\"><td colspan=\"8\"><details id=\"findings-" << name << "\""
       << (status.kind == OpStatusKind::Fails ? " open" : "") << "><summary>" << op.findings.size() << " finding"
       << (op.findings.size() == 1 ? "" : "s") << (op.warnings.empty() ? "" : ", " + std::to_string(op.warnings.size()) + " warning(s)")
       << ": " << xml_escape(join(failed_clauses(op))) << "</summary>\n";
   for (const ReportedFinding& f : op.findings) html_finding(out, f);
   for (const std::string& w : op.warnings) out << "<p><small>warning: " << xml_escape(w) << "</small></p>\n";
+  for (const ReportedNotApplicable& n : op.not_applicable)
+    out << "<p><small>not applicable here: " << xml_escape(n.clause + (n.mode.empty() ? "" : " (" + n.mode + ")"))
+        << ": " << xml_escape(n.why) << "; listed because: " << xml_escape(n.reason) << "</small></p>\n";
   out << "</details></td></tr>\n";
 }
 
 void html_op_row(std::ostream& out, const ReportedResult& op, const NotRunNotes& notes) {
-  const std::string name = sanitized_op_name(op.target);
+  const std::string name = op.id;
   const OpStatus status = op_status(op);
   out << "<tr id=\"op-" << name << "\"><td class=\"op\"><code>" << xml_escape(op.target) << "</code>"
       << (op.checked.empty() ? "" : "<br><small>" + xml_escape(op.checked) + "</small>") << "</td>";
@@ -350,10 +377,13 @@ void html_regressions(std::ostream& out, const Campaign& c) {
 std::string summary_markdown(const Campaign& campaign) {
   const std::vector<ReportedResult> ops = op_results(campaign);
   std::ostringstream out;
-  out << "# opcontract report\n\n" << files_line(campaign) << "\n\n";
+  out << "# opcontract report\n\n" << files_line(campaign) << "\n";
+  md_list(out, "Judged on", platform_lines(campaign));
+  out << "\n";
   md_summary(out, ops);
   md_ops(out, ops);
   md_findings(out, ops);
+  md_list(out, "Known findings not applicable on the machines judged", not_applicable_lines(ops));
   md_regressions(out, campaign);
   md_list(out, "Errors", error_lines(campaign));
   std::vector<std::string> warnings;
@@ -370,6 +400,10 @@ std::string dashboard_html(const Campaign& campaign) {
          "<meta name=\"viewport\" content=\"width=device-width\"><title>opcontract report</title>\n<style>"
       << kStyle << "</style></head><body>\n<h1>opcontract report</h1>\n<p>" << xml_escape(files_line(campaign))
       << " Details: <a href=\"summary.md\">summary.md</a>, <a href=\"junit.xml\">junit.xml</a>.</p>\n";
+  const std::vector<std::string> judged_on = platform_lines(campaign);
+  if (!judged_on.empty()) out << "<p>Judged on:</p><ul id=\"platforms\">";
+  for (const std::string& line : judged_on) out << "<li><small>" << xml_escape(line) << "</small></li>";
+  if (!judged_on.empty()) out << "</ul>\n";
   html_summary(out, ops);
   html_ops(out, ops);
   html_regressions(out, campaign);

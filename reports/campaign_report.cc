@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 #include <sstream>
 
 #include "reports/badge.h"
@@ -167,6 +168,15 @@ ReportedResult parse_result(const YAML::Node& c, const std::string& where) {
   if (c["warnings"]) r.warnings = strings(c["warnings"], where + ".warnings");
   if (c["captured_lines"]) r.captured_lines = integer(c, where, "captured_lines");
   r.misuse_not_run = text_or_empty(c, where, "misuse_not_run");
+  if (const YAML::Node na = c["not_applicable"]) {
+    expect_kind(na, YAML::NodeType::Sequence, where + ".not_applicable", "a list");
+    for (size_t i = 0; i < na.size(); ++i) {
+      const std::string at = where + ".not_applicable[" + std::to_string(i) + "]";
+      expect_kind(na[i], YAML::NodeType::Map, at, "an object");
+      r.not_applicable.push_back({text(na[i], at, "clause"), text_or_empty(na[i], at, "mode"),
+                                  text(na[i], at, "reason"), text(na[i], at, "why")});
+    }
+  }
   if (const YAML::Node fs = c["findings"]) {
     expect_kind(fs, YAML::NodeType::Sequence, where + ".findings", "a list");
     for (size_t i = 0; i < fs.size(); ++i) {
@@ -214,7 +224,7 @@ void merge_finding(std::vector<ReportedFinding>& into, const ReportedFinding& f)
 }
 
 bool same_result(const ReportedResult& a, const ReportedResult& b) {
-  return a.file == b.file && a.op == b.op && a.target == b.target &&
+  return a.file == b.file && a.op == b.op && a.target == b.target && a.checked == b.checked &&
          a.regression.has_value() == b.regression.has_value();
 }
 
@@ -270,6 +280,7 @@ void merge_into(ReportedResult& into, const ReportedResult& from) {
   into.captured_lines += from.captured_lines;
   if (into.misuse_not_run.empty()) into.misuse_not_run = from.misuse_not_run;
   for (const ReportedFinding& f : from.findings) merge_finding(into.findings, f);
+  for (const ReportedNotApplicable& n : from.not_applicable) add_unique(into.not_applicable, n);
   // A branch one shard never hit but another did is covered by the campaign.
   std::erase_if(into.findings, [&](const ReportedFinding& f) {
     if (f.clause != "branches") return false;
@@ -277,6 +288,27 @@ void merge_into(ReportedResult& into, const ReportedResult& from) {
       if (hits > 0 && f.message.rfind("branch '" + name + "'", 0) == 0) return true;
     return false;
   });
+}
+
+// A result file's platform in words: "x86_64, <model>; avx2 avx512f (no amx_tile); 2 cores".
+std::string platform_words(const YAML::Node& p, const std::string& where) {
+  expect_kind(p, YAML::NodeType::Map, where, "an object");
+  std::string out = text_or_empty(p, where, "arch");
+  if (const std::string cpu = text_or_empty(p, where, "cpu"); !cpu.empty()) out += ", " + cpu;
+  const std::vector<std::string> has = p["cpu_features"] ? strings(p["cpu_features"], where + ".cpu_features")
+                                                         : std::vector<std::string>{};
+  const std::vector<std::string> lacks = p["cpu_features_absent"]
+                                             ? strings(p["cpu_features_absent"], where + ".cpu_features_absent")
+                                             : std::vector<std::string>{};
+  out += "; " + join(has, " ") + (lacks.empty() ? "" : (has.empty() ? "(no " : " (no ") + join(lacks) + ")");
+  if (p["cores"]) out += "; " + std::to_string(integer(p, where, "cores")) + " cores";
+  if (p["threads"]) out += " (ops ran with " + std::to_string(integer(p, where, "threads")) + " threads each)";
+  if (const YAML::Node settings = p["settings"]; settings && settings.IsMap() && settings.size()) {
+    std::vector<std::string> set;
+    for (const auto& kv : settings) set.push_back(kv.first.Scalar() + "=" + kv.second.Scalar());
+    out += "; " + join(set, " ");
+  }
+  return out;
 }
 
 void add_results(Campaign& campaign, const std::string& name, const std::string& json) {
@@ -294,6 +326,7 @@ void add_results(Campaign& campaign, const std::string& name, const std::string&
   const YAML::Node list = doc["contracts"];
   expect_kind(list, YAML::NodeType::Sequence, name + ": contracts", "a list");
   campaign.files.push_back(name);
+  if (const YAML::Node p = doc["platform"]) campaign.platforms.emplace_back(name, platform_words(p, name + ": platform"));
   for (size_t i = 0; i < list.size(); ++i) {
     const ReportedResult r = parse_result(list[i], name + ": contracts[" + std::to_string(i) + "]");
     merge_into_matching(campaign.results, r, [&](const ReportedResult& s) { return same_result(s, r); });
@@ -314,10 +347,18 @@ std::vector<ReportedResult> op_results(const Campaign& campaign) {
   std::vector<ReportedResult> ops;
   for (const ReportedResult& r : campaign.results) {
     if (!r.regression)
-      merge_into_matching(ops, r, [&](const ReportedResult& o) { return o.target == r.target; });
+      merge_into_matching(ops, r, [&](const ReportedResult& o) {
+        return o.target == r.target && o.checked == r.checked;
+      });
   }
   // Found by name on the pages, whatever order the result files came in.
-  std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.target < b.target; });
+  std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.target, a.checked) < std::tie(b.target, b.checked);
+  });
+  for (ReportedResult& op : ops) {
+    const bool several = std::count_if(ops.begin(), ops.end(), [&](const auto& o) { return o.target == op.target; }) > 1;
+    op.id = sanitized_op_name(op.target) + (several ? "--" + sanitized_op_name(op.checked) : "");
+  }
   return ops;
 }
 
@@ -412,7 +453,7 @@ void write_campaign_report(const Campaign& campaign, const std::string& dir) {
   write_file_atomically((out / "index.html").string(), dashboard_html(campaign));
   for (const ReportedResult& op : op_results(campaign)) {
     const Badge b = op_badge(op);
-    const fs::path stem = out / "badges" / sanitized_op_name(op.target);
+    const fs::path stem = out / "badges" / op.id;
     write_file_atomically(stem.string() + ".svg", badge_svg(b));
     write_file_atomically(stem.string() + ".json", badge_endpoint_json(b));
   }

@@ -58,6 +58,12 @@ struct ReportedRegression {
   std::string not_run;  // why no mode could judge the expected clauses, when none could
 };
 
+// A known finding scoped (`where:`) to machines other than the one a result file was made on.
+struct ReportedNotApplicable {
+  std::string clause, mode, reason, why;
+  bool operator==(const ReportedNotApplicable&) const = default;
+};
+
 // One contract file checked against one target, merged over the result files holding it.
 // In op_results(), every plain check of one op; `file` and `target` are then the first.
 struct ReportedResult {
@@ -72,6 +78,10 @@ struct ReportedResult {
   std::vector<ReportedFinding> findings;  // discovery order, the first result file first
   int64_t captured_lines = 0;             // lines the op and torch printed, captured, summed
   std::string misuse_not_run;             // why no caller's mistake was made, when none was
+  std::vector<ReportedNotApplicable> not_applicable;
+  // In op_results(): the file and HTML id part of its row and badge, the op's name made
+  // safe, and where one op was checked as several builds (`checked`), which one.
+  std::string id;
 };
 
 // What a row or badge names: the op checked, and what it is ("opc_C::rms_norm (opcontract's
@@ -81,6 +91,9 @@ std::string checked_label(const ReportedResult& r);
 
 struct Campaign {
   std::vector<std::string> files;       // the result files read
+  // Each file's platform in words ("x86_64, <model>; avx2 avx512f (no amx_tile); 2 cores"),
+  // for files that say (those of opcontract before it did not).
+  std::vector<std::pair<std::string, std::string>> platforms;
   std::vector<ReportedResult> results;  // first-seen order
 };
 
@@ -90,7 +103,8 @@ Campaign read_campaign(const std::vector<std::string>& paths);
 void add_results(Campaign& campaign, const std::string& name, const std::string& json);
 void merge_into(ReportedResult& into, const ReportedResult& from);
 
-// The plain checks (not regressions) merged per op, sorted by op.
+// The plain checks (not regressions) merged per op and build checked (one row per
+// library variant when the files checked several), sorted by op; each with its id.
 std::vector<ReportedResult> op_results(const Campaign& campaign);
 std::vector<const ReportedResult*> regression_results(const Campaign& campaign);
 

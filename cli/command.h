@@ -35,6 +35,7 @@ Command bench_command();
 Command list_command();
 Command draft_command();
 Command report_command();
+Command admit_command();
 
 // Every command, in the order the usage lists them.
 const std::vector<Command>& commands();

@@ -4,7 +4,8 @@ namespace opc::cli {
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> all = {check_command(), fuzz_command(),  replay_command(), bench_command(),
-                                           list_command(),  draft_command(), report_command()};
+                                           list_command(),  draft_command(), report_command(),
+                                           admit_command()};
   return all;
 }
 

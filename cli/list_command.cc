@@ -29,30 +29,6 @@ void finish(Args& a) {
   if (!a.contracts.empty()) throw UsageError("list takes no CONTRACT; --contracts DIR says where contracts live");
 }
 
-// Every *.yaml under the directories, loaded; one that does not load is reported and
-// left out, so one bad file does not hide the rest.
-std::vector<std::shared_ptr<const Contract>> load_contract_dirs(const std::vector<std::string>& dirs) {
-  namespace fs = std::filesystem;
-  std::vector<std::string> files;
-  for (const auto& d : dirs) {
-    std::error_code ec;
-    if (!fs::is_directory(d, ec)) throw UsageError("--contracts " + d + ": not a directory");
-    for (const auto& e : fs::recursive_directory_iterator(d, ec))
-      if (e.is_regular_file() && e.path().extension() == ".yaml") files.push_back(e.path().string());
-    if (ec) throw std::runtime_error("--contracts " + d + ": " + ec.message());
-  }
-  std::sort(files.begin(), files.end());
-  std::vector<std::shared_ptr<const Contract>> out;
-  for (const auto& f : files) {
-    try {
-      out.push_back(std::make_shared<const Contract>(load_contract(f)));
-    } catch (const ContractError& e) {
-      std::cerr << "opcontract: left out: " << e.what() << "\n";
-    }
-  }
-  return out;
-}
-
 // The ops to list: those the --load libraries and --import modules added, or without
 // them the bundled ports (namespaces opc_*).
 std::vector<std::string> ops_to_list(const Args& a, const Session& session) {
@@ -85,18 +61,6 @@ std::map<std::string, std::string> fake_sources(const std::vector<std::string>& 
     }
   }
   return fakes;
-}
-
-// The reasons the folders' NOT_COVERED files give, by op; one that names an op some
-// contract covers is reported: the list has gone stale.
-std::map<std::string, std::string> not_covered(const std::vector<std::string>& dirs,
-                                               const std::vector<std::shared_ptr<const Contract>>& contracts) {
-  std::map<std::string, std::string> why;
-  for (const auto& d : dirs) why.merge(load_not_covered(d + "/NOT_COVERED"));
-  for (const auto& c : contracts)
-    if (why.erase(c->op))
-      std::cerr << "opcontract: " << c->op << " is listed in a NOT_COVERED file, but " << c->file << " covers it\n";
-  return why;
 }
 
 int run(const Args& a, const Session& session) {

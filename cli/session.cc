@@ -2,10 +2,13 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <iostream>
 
 #include "cli/command.h"
 #include "contracts/contract_loader.h"
+#include "contracts/not_covered.h"
 #include "runners/op_binding.h"
 #include "runners/python/bridge.h"
 #include "support/output_capture.h"
@@ -54,6 +57,38 @@ std::optional<std::vector<std::shared_ptr<const Contract>>> load_contracts(const
   }
   if (bad) return std::nullopt;
   return contracts;
+}
+
+std::vector<std::shared_ptr<const Contract>> load_contract_dirs(const std::vector<std::string>& dirs) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> files;
+  for (const auto& d : dirs) {
+    std::error_code ec;
+    if (!fs::is_directory(d, ec)) throw UsageError("--contracts " + d + ": not a directory");
+    for (const auto& e : fs::recursive_directory_iterator(d, ec))
+      if (e.is_regular_file() && e.path().extension() == ".yaml") files.push_back(e.path().string());
+    if (ec) throw std::runtime_error("--contracts " + d + ": " + ec.message());
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<std::shared_ptr<const Contract>> out;
+  for (const auto& f : files) {
+    try {
+      out.push_back(std::make_shared<const Contract>(load_contract(f)));
+    } catch (const ContractError& e) {
+      std::cerr << "opcontract: left out: " << e.what() << "\n";
+    }
+  }
+  return out;
+}
+
+std::map<std::string, std::string> not_covered(const std::vector<std::string>& dirs,
+                                               const std::vector<std::shared_ptr<const Contract>>& contracts) {
+  std::map<std::string, std::string> why;
+  for (const auto& d : dirs) why.merge(load_not_covered(d + "/NOT_COVERED"));
+  for (const auto& c : contracts)
+    if (why.erase(c->op))
+      std::cerr << "opcontract: " << c->op << " is listed in a NOT_COVERED file, but " << c->file << " covers it\n";
+  return why;
 }
 
 std::string captured_output_line(int lines_in_cases) {

@@ -5,6 +5,7 @@
 //   auto contracts = load_contracts(args.contracts);  // nullopt when one did not load
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -28,6 +29,16 @@ Session open_session(const Args& a, const Command& command, const char* self);
 
 // The contract files, loaded; nullopt, after printing each one's error, when any fails.
 std::optional<std::vector<std::shared_ptr<const Contract>>> load_contracts(const std::vector<std::string>& paths);
+
+// Every *.yaml under the directories (--contracts DIR), loaded; one that does not load is
+// reported and left out, so one bad file does not hide the rest. UsageError for a DIR
+// that is not a directory.
+std::vector<std::shared_ptr<const Contract>> load_contract_dirs(const std::vector<std::string>& dirs);
+
+// The reasons the folders' NOT_COVERED files give, by op; one that names an op some
+// contract covers is reported on stderr (the list has gone stale) and left out.
+std::map<std::string, std::string> not_covered(const std::vector<std::string>& dirs,
+                                               const std::vector<std::shared_ptr<const Contract>>& contracts);
 
 // The closing line about what the ops and torch printed and the run kept out of sight
 // (warnings, prints; see CheckOptions::capture_output), when there was any: "" otherwise.

@@ -146,11 +146,27 @@ void md_summary(std::ostream& out, const std::vector<ReportedResult>& ops) {
   out << "\n";
 }
 
-void md_ops(std::ostream& out, const std::vector<ReportedResult>& ops) {
+// "admitted/seen" of the op's real calls (traffic files), "-" when none was recorded.
+std::string real_calls_cell(const Campaign& c, const ReportedResult& op) {
+  const ReportedTraffic* t = traffic_of(c, op.op);
+  return t ? std::to_string(t->admitted) + "/" + std::to_string(t->calls) : "-";
+}
+
+// One line per reason the op's real calls were not admitted: "12 calls: 'x' ...".
+std::vector<std::string> rejection_lines(const ReportedTraffic& t) {
+  std::vector<std::string> lines;
+  for (const auto& [pattern, calls] : t.rejections) lines.push_back(std::to_string(calls) + " calls: " + pattern);
+  return lines;
+}
+
+void md_ops(std::ostream& out, const std::vector<ReportedResult>& ops, const Campaign& c) {
   const NotRunNotes notes(ops);
-  out << "## Ops\n\nThe modes judge valid calls; misuse, the caller's mistakes made of them.\n\n"
-         "| op | fake | eager | compiled | cudagraph | misuse | failed clauses | cases | status |\n"
-         "|---|---|---|---|---|---|---|---|---|\n";
+  const bool traffic = !c.traffic.empty();
+  out << "## Ops\n\nThe modes judge valid calls; misuse, the caller's mistakes made of them"
+      << (traffic ? "; real calls, the recorded calls of a real program the contract admits, of those seen" : "")
+      << ".\n\n| op | fake | eager | compiled | cudagraph | misuse | failed clauses | cases | status |"
+      << (traffic ? " real calls |" : "") << "\n|---|---|---|---|---|---|---|---|---|" << (traffic ? "---|" : "")
+      << "\n";
   for (const ReportedResult& op : ops) {
     out << "| " << md_name(op);
     for (Mode m : kAllModes) {
@@ -162,7 +178,7 @@ void md_ops(std::ostream& out, const std::vector<ReportedResult>& ops) {
     out << " | " << to_string(misuse);
     if (misuse == ModeVerdict::NotRun) out << " [" << notes.misuse_number(op) << "]";
     out << " | " << cell(join(failed_clauses(op))) << " | " << op.cases << " | " << cell(op_status(op).text)
-        << " |\n";
+        << " |" << (traffic ? " " + real_calls_cell(c, op) + " |" : "") << "\n";
   }
   if (!notes.reasons().empty()) out << "\nNot run:\n\n";
   for (size_t i = 0; i < notes.reasons().size(); ++i) out << "[" << i + 1 << "] " << notes.reasons()[i] << "\n\n";
@@ -193,6 +209,19 @@ void md_findings(std::ostream& out, const std::vector<ReportedResult>& ops) {
       any = true;
     }
   if (!any) out << "\nNone.\n";
+}
+
+// The real calls section: per op recorded, the calls seen and admitted, and why the others
+// were not; ops no contract covers last, with their NOT_COVERED reason.
+void md_traffic(std::ostream& out, const Campaign& c) {
+  if (c.traffic.empty()) return;
+  out << "\n## Real calls\n\nCalls a real program made (`python -m opcontract.record`), held to the contracts "
+         "(`opcontract admit`).\n\n| op | calls | admitted | not admitted, by reason |\n|---|---|---|---|\n";
+  for (const ReportedTraffic& t : c.traffic) {
+    out << "| " << code(t.op) << " | " << t.calls << " | ";
+    if (t.covered) out << t.admitted << " | " << cell(join(rejection_lines(t), "; ")) << " |\n";
+    else out << "no contract | " << cell(t.not_covered.empty() ? "" : "NOT_COVERED: " + t.not_covered) << " |\n";
+  }
 }
 
 // Known findings scoped to other machines, per op: why each does not apply here.
@@ -310,10 +339,10 @@ void html_finding(std::ostream& out, const ReportedFinding& f) {
 }
 
 // The row under an op's row: its findings and warnings, folded (open when it fails).
-void html_findings_row(std::ostream& out, const ReportedResult& op, const OpStatus& status) {
+void html_findings_row(std::ostream& out, const ReportedResult& op, const OpStatus& status, int columns) {
   if (op.findings.empty() && op.warnings.empty() && op.not_applicable.empty()) return;
   const std::string name = op.id;
-  out << "<tr class=\"findings\"><td colspan=\"8\"><details id=\"findings-" << name << "\""
+  out << "<tr class=\"findings\"><td colspan=\"" << columns << "\"><details id=\"findings-" << name << "\""
       << (status.kind == OpStatusKind::Fails ? " open" : "") << "><summary>" << op.findings.size() << " finding"
       << (op.findings.size() == 1 ? "" : "s") << (op.warnings.empty() ? "" : ", " + std::to_string(op.warnings.size()) + " warning(s)")
       << ": " << xml_escape(join(failed_clauses(op))) << "</summary>\n";
@@ -325,7 +354,7 @@ void html_findings_row(std::ostream& out, const ReportedResult& op, const OpStat
   out << "</details></td></tr>\n";
 }
 
-void html_op_row(std::ostream& out, const ReportedResult& op, const NotRunNotes& notes) {
+void html_op_row(std::ostream& out, const ReportedResult& op, const NotRunNotes& notes, const Campaign& c) {
   const std::string name = op.id;
   const OpStatus status = op_status(op);
   out << "<tr id=\"op-" << name << "\"><td class=\"op\"><code>" << xml_escape(op.target) << "</code>"
@@ -341,21 +370,36 @@ void html_op_row(std::ostream& out, const ReportedResult& op, const NotRunNotes&
       << to_string(misuse) << "</td>";
   out << "<td><span class=\"status " << status_class(status.kind) << "\" title=\"" << xml_escape(status.reason)
       << "\">" << xml_escape(status.text) << "</span> <small><a href=\"badges/" << name
-      << ".svg\">badge</a></small></td><td>" << op.cases << "</td></tr>\n";
-  html_findings_row(out, op, status);
+      << ".svg\">badge</a></small></td><td>" << op.cases << "</td>"
+      << (c.traffic.empty() ? "" : "<td>" + real_calls_cell(c, op) + "</td>") << "</tr>\n";
+  html_findings_row(out, op, status, c.traffic.empty() ? 8 : 9);
 }
 
-void html_ops(std::ostream& out, const std::vector<ReportedResult>& ops) {
+void html_ops(std::ostream& out, const std::vector<ReportedResult>& ops, const Campaign& c) {
   const NotRunNotes notes(ops);
   out << "<h2>Ops</h2>\n<table id=\"ops\"><thead><tr><th>op</th><th>fake</th><th>eager</th><th>compiled</th>"
          "<th>cudagraph</th><th title=\"the caller's mistakes made of the cases\">misuse</th><th>status</th>"
-         "<th>cases</th></tr></thead><tbody>\n";
-  for (const ReportedResult& op : ops) html_op_row(out, op, notes);
+         "<th>cases</th>"
+      << (c.traffic.empty() ? "" : "<th title=\"recorded calls of a real program the contract admits, of those seen\">real calls</th>")
+      << "</tr></thead><tbody>\n";
+  for (const ReportedResult& op : ops) html_op_row(out, op, notes, c);
   out << "</tbody></table>\n";
   if (notes.reasons().empty()) return;
   out << "<p>Not run:</p><ol class=\"notes\">";
   for (const std::string& r : notes.reasons()) out << "<li>" << xml_escape(r) << "</li>";
   out << "</ol>\n";
+}
+
+void html_traffic(std::ostream& out, const Campaign& c) {
+  if (c.traffic.empty()) return;
+  out << "<h2>Real calls</h2>\n<table id=\"traffic\"><thead><tr><th>op</th><th>calls</th><th>admitted</th>"
+         "<th>not admitted, by reason</th></tr></thead><tbody>\n";
+  for (const ReportedTraffic& t : c.traffic) {
+    out << "<tr><td><code>" << xml_escape(t.op) << "</code></td><td>" << t.calls << "</td>";
+    if (t.covered) out << "<td>" << t.admitted << "</td><td>" << xml_escape(join(rejection_lines(t), "; ")) << "</td></tr>\n";
+    else out << "<td>no contract</td><td>" << xml_escape(t.not_covered.empty() ? "" : "NOT_COVERED: " + t.not_covered) << "</td></tr>\n";
+  }
+  out << "</tbody></table>\n";
 }
 
 void html_regressions(std::ostream& out, const Campaign& c) {
@@ -381,7 +425,8 @@ std::string summary_markdown(const Campaign& campaign) {
   md_list(out, "Judged on", platform_lines(campaign));
   out << "\n";
   md_summary(out, ops);
-  md_ops(out, ops);
+  md_ops(out, ops, campaign);
+  md_traffic(out, campaign);
   md_findings(out, ops);
   md_list(out, "Known findings not applicable on the machines judged", not_applicable_lines(ops));
   md_regressions(out, campaign);
@@ -405,7 +450,8 @@ std::string dashboard_html(const Campaign& campaign) {
   for (const std::string& line : judged_on) out << "<li><small>" << xml_escape(line) << "</small></li>";
   if (!judged_on.empty()) out << "</ul>\n";
   html_summary(out, ops);
-  html_ops(out, ops);
+  html_ops(out, ops, campaign);
+  html_traffic(out, campaign);
   html_regressions(out, campaign);
   const std::vector<std::string> errors = error_lines(campaign);
   if (!errors.empty()) out << "<h2>Errors</h2>\n<ul>";

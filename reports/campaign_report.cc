@@ -290,6 +290,37 @@ void merge_into(ReportedResult& into, const ReportedResult& from) {
   });
 }
 
+// A traffic file of `opcontract admit --json`, merged per op.
+void add_traffic(Campaign& campaign, const std::string& name, const YAML::Node& doc) {
+  const YAML::Node ops = field(doc, name, "ops");
+  expect_kind(ops, YAML::NodeType::Sequence, name + ": ops", "a list");
+  campaign.files.push_back(name);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const std::string at = name + ": ops[" + std::to_string(i) + "]";
+    expect_kind(ops[i], YAML::NodeType::Map, at, "an object");
+    const std::string op = text(ops[i], at, "op");
+    auto slot = std::find_if(campaign.traffic.begin(), campaign.traffic.end(),
+                             [&](const ReportedTraffic& t) { return t.op == op; });
+    if (slot == campaign.traffic.end()) slot = campaign.traffic.insert(campaign.traffic.end(), ReportedTraffic{op});
+    slot->calls += integer(ops[i], at, "calls");
+    slot->admitted += integer(ops[i], at, "admitted");
+    slot->covered |= ops[i]["contract"] && !ops[i]["contract"].IsNull();
+    if (slot->not_covered.empty()) slot->not_covered = text_or_empty(ops[i], at, "not_covered");
+    if (const YAML::Node rs = ops[i]["rejections"]) {
+      expect_kind(rs, YAML::NodeType::Sequence, at + ".rejections", "a list");
+      for (size_t k = 0; k < rs.size(); ++k) {
+        const std::string rat = at + ".rejections[" + std::to_string(k) + "]";
+        const std::string pattern = text(rs[k], rat, "pattern");
+        const int64_t calls = integer(rs[k], rat, "calls");
+        auto same = std::find_if(slot->rejections.begin(), slot->rejections.end(),
+                                 [&](const auto& r) { return r.first == pattern; });
+        if (same == slot->rejections.end()) slot->rejections.emplace_back(pattern, calls);
+        else same->second += calls;
+      }
+    }
+  }
+}
+
 // A result file's platform in words: "x86_64, <model>; avx2 avx512f (no amx_tile); 2 cores".
 std::string platform_words(const YAML::Node& p, const std::string& where) {
   expect_kind(p, YAML::NodeType::Map, where, "an object");
@@ -319,8 +350,13 @@ void add_results(Campaign& campaign, const std::string& name, const std::string&
     throw ReportError(name + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) +
                       ": not valid JSON: " + e.msg);
   }
+  if (doc.IsMap() && doc["kind"] && doc["kind"].IsScalar() && doc["kind"].Scalar() == "traffic") {
+    add_traffic(campaign, name, doc);
+    return;
+  }
   if (!doc.IsMap() || !doc["version"] || !doc["contracts"])
-    bad(name, "not a result file of `opcontract check --json` (a JSON object with version and contracts)");
+    bad(name, "not a result file of `opcontract check --json` (a JSON object with version and contracts) "
+              "nor of `opcontract admit --json`");
   if (const std::string v = scalar<std::string>(doc["version"], name + ": version", "a number"); v != "1")
     bad(name, "version " + v + ", but this opcontract reads version 1");
   const YAML::Node list = doc["contracts"];
@@ -337,6 +373,12 @@ Campaign read_campaign(const std::vector<std::string>& paths) {
   Campaign c;
   for (const std::string& p : paths) add_results(c, p, read_text(p));
   return c;
+}
+
+const ReportedTraffic* traffic_of(const Campaign& c, const std::string& op) {
+  for (const ReportedTraffic& t : c.traffic)
+    if (t.op == op) return &t;
+  return nullptr;
 }
 
 std::string checked_label(const ReportedResult& r) {

@@ -89,15 +89,30 @@ struct ReportedResult {
 // port's result for the upstream op's.
 std::string checked_label(const ReportedResult& r);
 
+// An op's calls in the traffic files (`opcontract admit --json`) merged: how many a real
+// program made, how many its contract admits, and why the others are not.
+struct ReportedTraffic {
+  std::string op;
+  int64_t calls = 0, admitted = 0;
+  bool covered = false;     // some contract covers the op
+  std::string not_covered;  // its NOT_COVERED reason, when none does
+  std::vector<std::pair<std::string, int64_t>> rejections;  // pattern, calls
+};
+
 struct Campaign {
   std::vector<std::string> files;       // the result files read
+  std::vector<ReportedTraffic> traffic;  // from traffic files, by op in first-seen order
   // Each file's platform in words ("x86_64, <model>; avx2 avx512f (no amx_tile); 2 cores"),
   // for files that say (those of opcontract before it did not).
   std::vector<std::pair<std::string, std::string>> platforms;
   std::vector<ReportedResult> results;  // first-seen order
 };
 
-// Reads and merges result files (JSON, version 1).
+// The real calls seen of `op`, or null when no traffic file recorded it.
+const ReportedTraffic* traffic_of(const Campaign& c, const std::string& op);
+
+// Reads and merges result files (JSON, version 1): check results, and the traffic files
+// of `opcontract admit --json` ("kind": "traffic").
 Campaign read_campaign(const std::vector<std::string>& paths);
 // Merges one result file's text, named `name` in errors, into the campaign.
 void add_results(Campaign& campaign, const std::string& name, const std::string& json);

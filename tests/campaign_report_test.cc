@@ -400,6 +400,35 @@ TEST(CampaignSummary, KnownFindingsScopedToOtherMachinesAreListedWithWhy) {
   EXPECT_CONTAINS(dashboard_html(c), "not applicable here: crash (eager): needs the CPU feature amx_tile");
 }
 
+TEST(CampaignSummary, RealCallsAreAColumnAndASectionWhenATrafficFileIsGiven) {
+  Entry e;
+  e.cudagraph = mode("pass", 50, kCudagraphClauses);
+  const std::string traffic =
+      R"({"version":1,"kind":"traffic","recordings":["serve.jsonl"],"ops":[)"
+      R"({"op":"vllm::chunk","calls":12,"signatures":2,"admitted":4,"contract":"c.yaml","contracts":["c.yaml"],)"
+      R"("not_covered":"","rejections":[{"pattern":"'x' is laid out as no listed layout","calls":8,"detail":"d","example":"e"}]},)"
+      R"({"op":"_C::onednn_mm","calls":30,"signatures":1,"admitted":0,"contract":null,"contracts":[],)"
+      R"("not_covered":"needs a oneDNN handle","rejections":[]}]})";
+  Campaign c;
+  add_results(c, "r.json", results({e}));
+  add_results(c, "traffic.json", traffic);
+  add_results(c, "traffic-again.json", traffic);
+  ASSERT_NE(traffic_of(c, "vllm::chunk"), nullptr);
+  EXPECT_EQ(traffic_of(c, "vllm::chunk")->calls, 24) << "traffic files add up";
+  const std::string md = summary_markdown(c);
+  EXPECT_CONTAINS(md, "| status | real calls |");
+  EXPECT_CONTAINS(md, "| 50 | conforms | 8/24 |");
+  EXPECT_CONTAINS(md, "| `vllm::chunk` | 24 | 8 | 16 calls: 'x' is laid out as no listed layout |");
+  EXPECT_CONTAINS(md, "| `_C::onednn_mm` | 60 | no contract | NOT_COVERED: needs a oneDNN handle |");
+  const std::string html = dashboard_html(c);
+  EXPECT_CONTAINS(html, "<td>8/24</td>");
+  EXPECT_CONTAINS(html, "<table id=\"traffic\">");
+  // Without traffic files the ops table keeps its columns.
+  Campaign plain;
+  add_results(plain, "r.json", results({e}));
+  EXPECT_EQ(summary_markdown(plain).find("real calls"), std::string::npos);
+}
+
 TEST(CampaignSummary, WhatTheOpPrintedIsShownWithItsFinding) {
   Entry e;
   e.eager = mode("fail", 50, kEagerClauses);

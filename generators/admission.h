@@ -1,0 +1,41 @@
+// Admission: whether an op's contract admits a call a real program made
+// (generators/recording.h), so that the calls that matter are known to lie inside what
+// the generators draw, or the gap is named.
+//
+//   Admission a = admit(call, contract);
+//   a.admitted   // false: a.pattern "'block_size' outside its range", a.detail with the numbers
+//   a.as_case    // when admitted: the call as a Case (its layouts as the strides show)
+//
+// A call is admitted when the contract's values can be bound from it (each dim or context
+// value read off a shape entry, or a scalar, that is that name alone; the rest tried over
+// their choices or ranges when few), every value lies in its range or choices, every
+// shape is what the bound values give, every tensor's dtype, None-ness and layout (its
+// strides as one of the listed layouts lays them out) are ones the contract draws, an
+// integer tensor's recorded values lie in its `values:` range, scalars are among their
+// choices, no two arguments share a storage (the generators never make such calls, except
+// as aliasing.inplace states), and the constraints and requires hold.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "contracts/contract.h"
+#include "generators/case.h"
+#include "generators/recording.h"
+
+namespace opc {
+
+struct Admission {
+  bool admitted = false;
+  std::string pattern;  // why not, without the numbers: groups the rejections of one op
+  std::string detail;   // why not, with this call's numbers
+  std::optional<Case> as_case;
+};
+
+Admission admit(const RecordedCall& call, const Contract& contract);
+
+// The Layout whose geometry (generators/layout.h) gives these strides, among `allowed`;
+// none when no listed layout lays a tensor out so.
+std::optional<Layout> layout_matching(const RecordedTensor& t, const std::vector<Layout>& allowed);
+
+}  // namespace opc

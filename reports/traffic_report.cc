@@ -1,0 +1,62 @@
+#include "reports/traffic_report.h"
+
+#include <iomanip>
+
+#include "support/json_writer.h"
+#include "support/names.h"
+
+namespace opc {
+namespace {
+
+int64_t total_calls(const TrafficResult& t) {
+  int64_t n = 0;
+  for (const OpTraffic& op : t.ops) n += op.calls;
+  return n;
+}
+
+}  // namespace
+
+void print_traffic(std::ostream& out, const TrafficResult& t) {
+  out << "real calls held to the contracts (" << join(t.recordings) << "): " << t.ops.size() << " op(s), "
+      << total_calls(t) << " call(s)\n";
+  for (const OpTraffic& op : t.ops) {
+    out << "\n  " << std::left << std::setw(44) << op.op << std::right << std::setw(8) << op.calls << " calls";
+    if (op.contracts.empty()) {
+      out << "   no contract" << (op.not_covered.empty() ? "" : " (NOT_COVERED: " + op.not_covered + ")") << "\n";
+      continue;
+    }
+    out << std::setw(8) << op.admitted << " admitted   " << join(op.contracts) << "\n";
+    for (const TrafficRejection& r : op.rejections)
+      out << "     " << r.calls << " call(s) not admitted: " << r.pattern << "\n       e.g. " << r.detail
+          << "\n       call: " << r.example << "\n";
+  }
+}
+
+std::string traffic_json(const TrafficResult& t) {
+  JsonWriter w;
+  w.begin_object().key("version").value(1).key("kind").value("traffic");
+  w.key("recordings").begin_array();
+  for (const std::string& r : t.recordings) w.value(r);
+  w.end_array();
+  w.key("ops").begin_array();
+  for (const OpTraffic& op : t.ops) {
+    w.begin_object().key("op").value(op.op).key("calls").value(op.calls).key("signatures").value(op.signatures);
+    w.key("admitted").value(op.admitted);
+    w.key("contract");
+    if (op.contracts.empty()) w.null();
+    else w.value(op.contracts[0]);
+    w.key("contracts").begin_array();
+    for (const std::string& c : op.contracts) w.value(c);
+    w.end_array();
+    w.key("not_covered").value(op.not_covered);
+    w.key("rejections").begin_array();
+    for (const TrafficRejection& r : op.rejections)
+      w.begin_object().key("pattern").value(r.pattern).key("calls").value(r.calls).key("detail").value(r.detail)
+          .key("example").value(r.example).end_object();
+    w.end_array().end_object();
+  }
+  w.end_array().end_object();
+  return w.str() + "\n";
+}
+
+}  // namespace opc

@@ -1,0 +1,288 @@
+// Real traffic held to contracts: recordings read back exactly (and refused with their
+// line when broken), each call admitted or rejected with its reason, per-op totals, and the
+// admit command's output and exit codes.
+#include "generators/admission.h"
+
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "check/traffic.h"
+#include "contracts/contract_loader.h"
+#include "generators/layout.h"
+#include "generators/recording.h"
+#include "tests/cli_run.h"
+
+namespace opc {
+namespace {
+
+const char* kHeader = R"({"opcontract_recording": 1, "torch": "2.13.0+cpu", "program": "t", "pid": 1, "started": "x"})";
+
+// A recorded tensor's JSON; `extra` adds fields (min/max).
+std::string tensor(const std::string& dtype, const std::string& shape, const std::string& strides, int offset,
+                   int storage, const std::string& extra = "") {
+  return R"({"dtype": ")" + dtype + R"(", "shape": )" + shape + R"(, "strides": )" + strides + R"(, "offset": )" +
+         std::to_string(offset) + R"(, "storage": )" + std::to_string(storage) +
+         R"(, "storage_bytes": 4096, "align": 64, "contiguous": true, "device": "cpu")" + extra + "}";
+}
+
+struct Call {
+  std::string out = tensor("float32", "[4, 64]", "[64, 1]", 0, 0);
+  std::string x = tensor("float32", "[4, 64]", "[64, 1]", 0, 1);
+  std::string weight = R"("none": true)";
+  std::string ids = tensor("int32", "[4]", "[1]", 0, 2, R"(, "min": 0, "max": 7)");
+  std::string eps = R"("value": 1e-06)";
+  int calls = 1;
+  std::string site = "serve.py:10";
+  std::string line() const {
+    return R"({"op": "t::norm", "overload": "default", "calls": )" + std::to_string(calls) + R"(, "site": ")" + site +
+           R"(", "args": [{"name": "out", "tensor": )" + out + R"(}, {"name": "x", "tensor": )" + x +
+           R"(}, {"name": "weight", )" + weight + R"(}, {"name": "ids", "tensor": )" + ids +
+           R"(}, {"name": "eps", )" + eps + "}]}";
+  }
+};
+
+// A norm-like op: rows of `hidden`, an optional weight, int ids below `vocab`, a choice of
+// epsilon; out may be x itself (aliasing.inplace).
+const char* kContract = R"y(op: t::norm
+schema: "norm(Tensor! out, Tensor x, Tensor? weight, Tensor ids, float eps) -> ()"
+context:
+  vocab: {choose: [8, 16]}
+dims:
+  rows: {range: [0, 16]}
+  hidden: {range: [1, 128]}
+args:
+  out: {dtype: x, shape: [rows, hidden], layouts: [contiguous, row_strided]}
+  x: {dtype: [float32, bfloat16], shape: [rows, hidden], layouts: [contiguous, row_strided]}
+  weight: {dtype: x, shape: [hidden], optional: true}
+  ids: {dtype: int32, shape: [rows], values: {ints: [0, "vocab - 1"]}}
+  eps: {choose: [1.0e-6, 1.0e-5]}
+aliasing:
+  inplace:
+    - {args: [out, x], supported: true}
+requires:
+  - "hidden % 2 == 0"
+mutates:
+  out: {writes: all}
+modes: [eager]
+skip: {fake: "t", compiled: "t", cudagraph: "t"}
+)y";
+
+const Contract& contract() {
+  static const Contract c = load_contract_text(kContract, "norm.yaml");
+  return c;
+}
+
+RecordedCall recorded(const Call& call) {
+  std::vector<RecordedCall> calls;
+  read_recording_text(std::string(kHeader) + "\n" + call.line() + "\n", "r.jsonl", calls);
+  EXPECT_EQ(calls.size(), 1u);
+  return calls.at(0);
+}
+
+// ---------------------------------------------------------------------------------------
+// Reading
+
+TEST(Recording, ReadsEveryFieldAndMergesIdenticalSignatures) {
+  Call a, b;
+  a.calls = 3;
+  b.calls = 2;
+  b.ids = tensor("int32", "[4]", "[1]", 0, 2, R"(, "min": 2, "max": 9)");
+  Call other;
+  other.site = "serve.py:99";
+  std::vector<RecordedCall> calls;
+  read_recording_text(std::string(kHeader) + "\n" + a.line() + "\n" + b.line() + "\n" + other.line() + "\n",
+                      "r.jsonl", calls);
+  ASSERT_EQ(calls.size(), 2u) << "the same signature from two lines is one call; another site is another";
+  const RecordedCall& c = calls[0];
+  EXPECT_EQ(c.op, "t::norm");
+  EXPECT_EQ(c.calls, 5);
+  EXPECT_EQ(c.where, "r.jsonl:2");
+  ASSERT_EQ(c.args.size(), 5u);
+  EXPECT_EQ(c.args[0].tensor->strides, (std::vector<int64_t>{64, 1}));
+  EXPECT_EQ(c.args[2].kind, RecordedArg::Kind::None);
+  EXPECT_EQ(*c.args[3].tensor->min, 0) << "ranges join";
+  EXPECT_EQ(*c.args[3].tensor->max, 9);
+  EXPECT_EQ(c.args[4].value, "1e-06");
+  EXPECT_FALSE(c.args[4].is_string);
+}
+
+TEST(Recording, ABrokenRecordingIsAnErrorNamingItsLine) {
+  auto error_of = [](const std::string& text) {
+    std::vector<RecordedCall> calls;
+    try {
+      read_recording_text(text, "r.jsonl", calls);
+    } catch (const RecordingError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string head = std::string(kHeader) + "\n";
+  EXPECT_EQ(error_of(Call().line() + "\n").rfind("r.jsonl:1: no header line before it", 0), 0u);
+  EXPECT_NE(error_of(head + Call().line().substr(0, 80)).find("r.jsonl:2: not a JSON object"), std::string::npos);
+  EXPECT_NE(error_of(head + Call().line().substr(0, 80)).find("truncated last line"), std::string::npos);
+  EXPECT_NE(error_of(head + R"({"op": "norm", "calls": 1, "args": []})").find("r.jsonl:2: op must be namespace::name"),
+            std::string::npos);
+  EXPECT_NE(error_of(head + R"({"op": "t::norm", "args": []})").find(R"(r.jsonl:2: missing "calls")"), std::string::npos);
+  EXPECT_NE(error_of(R"({"opcontract_recording": 2})").find("recording format 2, but this opcontract reads format 1"),
+            std::string::npos);
+  EXPECT_NE(error_of("").find("empty: no header line"), std::string::npos);
+}
+
+// ---------------------------------------------------------------------------------------
+// Admission
+
+TEST(Admission, ACallInsideTheContractIsAdmittedAsItsCase) {
+  Call call;
+  call.out = tensor("float32", "[4, 64]", "[80, 1]", 0, 0);  // rows padded: row_strided, slack 16
+  const Admission a = admit(recorded(call), contract());
+  ASSERT_TRUE(a.admitted) << a.detail;
+  const Case& c = *a.as_case;
+  EXPECT_EQ(c.values, (std::vector<int64_t>{8, 4, 64})) << "vocab tried over its choices, rows and hidden read off shapes";
+  const auto& out = std::get<TensorCase>(c.args[0]);
+  EXPECT_EQ(out.layout, Layout::RowStrided);
+  EXPECT_EQ(geometry_of(out).strides, (std::vector<int64_t>{80, 1})) << "the recorded geometry, exactly";
+  EXPECT_TRUE(std::get<TensorCase>(c.args[2]).none);
+  EXPECT_EQ(std::get<ScalarValue>(c.args[4]), ScalarValue(1.0e-6));
+}
+
+TEST(Admission, EachKindOfMisfitIsRejectedWithItsReason) {
+  auto reason = [](const Call& call) {
+    const Admission a = admit(recorded(call), contract());
+    EXPECT_FALSE(a.admitted);
+    return a.pattern + " | " + a.detail;
+  };
+  Call big;
+  big.out = tensor("float32", "[4, 256]", "[256, 1]", 0, 0);
+  big.x = tensor("float32", "[4, 256]", "[256, 1]", 0, 1);
+  EXPECT_EQ(reason(big), "'hidden' outside its range | 'hidden' is 256, outside its range [1, 128]");
+  Call wide;
+  wide.out = tensor("float64", "[4, 64]", "[64, 1]", 0, 0);
+  wide.x = tensor("float64", "[4, 64]", "[64, 1]", 0, 1);
+  EXPECT_EQ(reason(wide), "'x' has a dtype the contract does not draw | 'x' is float64; the contract draws float32, bfloat16");
+  Call tied;
+  tied.out = tensor("bfloat16", "[4, 64]", "[64, 1]", 0, 0);
+  EXPECT_EQ(reason(tied), "'out' and 'x' differ in dtype | 'out' is bfloat16, 'x' float32; the contract ties them");
+  Call transposed;
+  transposed.x = tensor("float32", "[4, 64]", "[1, 4]", 0, 1);
+  EXPECT_EQ(reason(transposed), "'x' is laid out as no listed layout | 'x' is float32[4, 64] strides [1, 4] offset 0 "
+                                "(storage 1); the contract draws contiguous, row_strided");
+  Call ids;
+  ids.ids = tensor("int32", "[4]", "[1]", 0, 2, R"(, "min": 0, "max": 20)");
+  EXPECT_EQ(reason(ids), "'ids' holds values outside its values: range | 'ids' holds [0, 20], outside its values: "
+                         "range [0, 7]") << "the first assignment tried (vocab 8) gives the reason";
+  Call eps;
+  eps.eps = R"("value": 0.001)";
+  EXPECT_EQ(reason(eps), "'eps' not among its choices | 'eps' is 0.001; the contract's choices: 1e-06, 1e-05");
+  Call odd;
+  odd.out = tensor("float32", "[4, 63]", "[63, 1]", 0, 0);
+  odd.x = tensor("float32", "[4, 63]", "[63, 1]", 0, 1);
+  EXPECT_EQ(reason(odd), "it breaks requires 'hidden % 2 == 0' | it breaks requires 'hidden % 2 == 0' (the contract "
+                         "says the op must refuse such a call)");
+  Call shared;  // two halves of one buffer, as vLLM's key and value caches are
+  shared.out = tensor("float32", "[4, 64]", "[128, 1]", 0, 0);
+  shared.x = tensor("float32", "[4, 64]", "[128, 1]", 64, 0);
+  EXPECT_EQ(reason(shared), "'out' and 'x' share one storage | 'out' and 'x' are views of one storage (offsets 0, 64): "
+                            "the generators make arguments that share a storage only as aliasing.inplace states");
+  Call shape;
+  shape.ids = tensor("int32", "[5]", "[1]", 0, 2);
+  EXPECT_EQ(reason(shape), "'ids' has a shape the bound dims do not give | 'ids' is [5] where the dims give [4]");
+}
+
+TEST(Admission, TheSameTensorForTwoArgumentsIsTheContractsInPlaceUse) {
+  Call call;
+  call.x = call.out;  // rms_norm(x, x, ...): one tensor, storage 0, for both
+  const Admission a = admit(recorded(call), contract());
+  ASSERT_TRUE(a.admitted) << a.detail;
+  EXPECT_EQ(a.as_case->inplace, 0);
+}
+
+TEST(Admission, AValueNoShapeNamesIsTriedOverItsChoices) {
+  Call call;
+  call.ids = tensor("int32", "[4]", "[1]", 0, 2, R"(, "min": 0, "max": 15)");
+  const Admission a = admit(recorded(call), contract());
+  ASSERT_TRUE(a.admitted) << a.detail;
+  EXPECT_EQ(a.as_case->values[0], 16) << "ids up to 15 need vocab 16, not 8";
+}
+
+// Every layout the generator lays out is recognised from its strides alone.
+RC_GTEST_PROP(Admission, LayoutMatchingInvertsGeometry, ()) {
+  const auto layout = *rc::gen::element(Layout::Contiguous, Layout::Transposed, Layout::RowStrided,
+                                        Layout::Expanded, Layout::InnerStrided, Layout::Permuted);
+  const size_t rank = *rc::gen::inRange<size_t>(1, 4);
+  RC_PRE(layout_applies(layout, rank));
+  TensorCase t;
+  t.layout = layout;
+  t.slack = layout == Layout::RowStrided ? *rc::gen::inRange<int64_t>(1, 9) : 0;
+  for (size_t i = 0; i < rank; ++i) t.sizes.push_back(*rc::gen::inRange<int64_t>(2, 6));
+  const Geometry g = geometry_of(t);
+  RecordedTensor r;
+  r.sizes = g.sizes;
+  r.strides = g.strides;
+  const std::optional<Layout> found = layout_matching(r, {layout});
+  RC_ASSERT(found.has_value());
+  RC_ASSERT(*found == layout);
+}
+
+// ---------------------------------------------------------------------------------------
+// Per op
+
+TEST(Traffic, PerOpTotalsReasonsAndOpsWithoutAContract) {
+  Call ok, bad1, bad2;
+  ok.calls = 5;
+  bad1.eps = R"("value": 0.5)";
+  bad1.calls = 2;
+  bad2.eps = R"("value": 0.25)";
+  bad2.site = "other.py:3";
+  bad2.calls = 4;
+  std::vector<RecordedCall> calls;
+  read_recording_text(std::string(kHeader) + "\n" + ok.line() + "\n" + bad1.line() + "\n" + bad2.line() + "\n" +
+                          R"({"op": "t::mm", "overload": "default", "calls": 9, "site": "", "args": []})" + "\n",
+                      "r.jsonl", calls);
+  const TrafficResult t =
+      hold_to_contracts(calls, {std::make_shared<const Contract>(contract())}, {{"t::mm", "needs a handle"}});
+  ASSERT_EQ(t.ops.size(), 2u);
+  EXPECT_EQ(t.ops[0].op, "t::norm") << "covered ops first";
+  EXPECT_EQ(t.ops[0].calls, 11);
+  EXPECT_EQ(t.ops[0].admitted, 5);
+  EXPECT_EQ(t.ops[0].signatures, 3);
+  ASSERT_EQ(t.ops[0].rejections.size(), 1u) << "one pattern, two call sites";
+  EXPECT_EQ(t.ops[0].rejections[0].calls, 6);
+  EXPECT_EQ(t.ops[0].rejections[0].detail, "'eps' is 0.5; the contract's choices: 1e-06, 1e-05") << "the first seen";
+  EXPECT_EQ(t.ops[1].op, "t::mm");
+  EXPECT_TRUE(t.ops[1].contracts.empty());
+  EXPECT_EQ(t.ops[1].not_covered, "needs a handle");
+}
+
+TEST(AdmitCli, ReportsPerOpAndRefusesABrokenRecording) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / ("opc_admit_" + std::to_string(getpid()));
+  fs::create_directories(dir / "contracts");
+  std::ofstream(dir / "contracts/norm.yaml") << kContract;
+  std::ofstream(dir / "contracts/NOT_COVERED") << "t::mm: needs a handle\n";
+  Call bad;
+  bad.eps = R"("value": 0.5)";
+  std::ofstream(dir / "r.jsonl") << kHeader << "\n" << Call().line() << "\n" << bad.line() << "\n";
+  std::ofstream(dir / "broken.jsonl") << kHeader << "\n" << Call().line().substr(0, 50);
+  const std::string base = "admit --contracts " + (dir / "contracts").string() + " ";
+  Result r = run(base + (dir / "r.jsonl").string() + " --json " + (dir / "t.json").string());
+  EXPECT_EQ(r.exit, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "2 calls");
+  EXPECT_CONTAINS(r.output, "1 admitted");
+  EXPECT_CONTAINS(r.output, "1 call(s) not admitted: 'eps' not among its choices");
+  std::ifstream json(dir / "t.json");
+  const std::string text((std::istreambuf_iterator<char>(json)), std::istreambuf_iterator<char>());
+  EXPECT_CONTAINS(text, R"("kind":"traffic")");
+  EXPECT_CONTAINS(text, R"("admitted":1)");
+  r = run(base + (dir / "broken.jsonl").string());
+  EXPECT_EQ(r.exit, 2);
+  EXPECT_CONTAINS(r.output, "broken.jsonl:2: not a JSON object");
+  r = run("admit");
+  EXPECT_EQ(r.exit, 2);
+  EXPECT_CONTAINS(r.output, "admit needs at least one RECORDING");
+}
+
+}  // namespace
+}  // namespace opc

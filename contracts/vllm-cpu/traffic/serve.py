@@ -1,0 +1,56 @@
+"""Serves one of the bundled tiny models with vLLM's CPU build and records its custom-op calls.
+
+A real serve, offline: vLLM's own engine, scheduler, model runner, attention backend and
+kernels, with random weights (load_format="dummy") from a config.json alone, prompts given
+as token ids (no tokenizer), the engine core in this process (VLLM_ENABLE_V1_MULTIPROCESSING=0)
+so that the recorder (opcontract.record) sees every op call of loading and serving.
+
+    python contracts/vllm-cpu/traffic/serve.py --model contracts/vllm-cpu/traffic/llama-tiny \\
+        --dtype bfloat16 [--compiled] --out build/reports/vllm-cpu-traffic.jsonl
+
+Appends to --out (a recording, contracts/FORMAT.md "Recordings"); prints one line: the model,
+dtype, mode, tokens generated and seconds taken. scripts/check-vllm serves each bundled
+config this way, then holds the contracts to the recordings (opcontract admit).
+"""
+import argparse
+import os
+import sys
+import time
+
+os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+
+from opcontract import record  # noqa: E402
+
+# Prompts of a few lengths, as token ids below the tiny vocabulary: a short one, one
+# spanning several attention blocks' worth of tokens, and one in between.
+PROMPTS = [[1, 17, 42], list(range(3, 73)), [5 + (7 * i) % 400 for i in range(23)]]
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--model", required=True, help="a folder holding a Hugging Face config.json")
+    p.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float32"])
+    p.add_argument("--compiled", action="store_true", help="torch.compile the model (default: --enforce-eager)")
+    p.add_argument("--out", required=True, help="the recording to append to")
+    p.add_argument("--max-tokens", type=int, default=8)
+    a = p.parse_args()
+
+    started = time.monotonic()
+    mode = "compiled" if a.compiled else "eager"
+    with record.recording(a.out, program=f"serve {os.path.basename(a.model)} {a.dtype} {mode}"):
+        from vllm import LLM, SamplingParams
+
+        llm = LLM(model=a.model, load_format="dummy", skip_tokenizer_init=True, dtype=a.dtype,
+                  max_model_len=128, enforce_eager=not a.compiled, seed=0)
+        greedy = SamplingParams(max_tokens=a.max_tokens, temperature=0.0, ignore_eos=True, detokenize=False)
+        sampled = SamplingParams(max_tokens=a.max_tokens, temperature=0.8, seed=7, ignore_eos=True, detokenize=False)
+        outputs = llm.generate([{"prompt_token_ids": ids} for ids in PROMPTS],
+                               [greedy, sampled, greedy], use_tqdm=False)
+    tokens = sum(len(o.outputs[0].token_ids) for o in outputs)
+    print(f"served {os.path.basename(a.model)} ({a.dtype}, {mode}): {len(PROMPTS)} prompts, {tokens} tokens "
+          f"generated in {time.monotonic() - started:.1f} s", flush=True)
+    return 0 if tokens == len(PROMPTS) * a.max_tokens else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -62,6 +62,7 @@ const Flag kFlags[] = {
     {"--corpus", true, [](Args& a, const std::string& v) { a.corpus = v; }},
     {"--contract", true, [](Args& a, const std::string& v) { a.contract = v; }},
     {"--known", true, [](Args& a, const std::string& v) { a.known = v; }},
+    {"--traffic", true, [](Args& a, const std::string& v) { a.traffic.push_back(v); }},
     {"--variant", true, [](Args& a, const std::string& v) {
        if (v.empty()) throw UsageError("--variant needs the words that name the build this run judges");
        a.variant = v;

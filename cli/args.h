@@ -36,6 +36,7 @@ struct Args {
   std::string corpus, contract;
   std::string known;          // --known FILE (the expected-failures ratchet)
   std::string variant;        // check --variant TEXT: which build of the target this run judges
+  std::vector<std::string> traffic;  // check --traffic RECORDING: its admitted calls run first
   bool update_known = false;
   bool help = false;          // -h/--help after the command: its usage
   std::vector<Mode> modes;

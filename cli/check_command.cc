@@ -11,6 +11,8 @@
 #include <thread>
 
 #include "check/check_contract.h"
+#include "generators/admission.h"
+#include "generators/recording.h"
 #include "cli/command.h"
 #include "reports/known_file.h"
 #include "reports/run_report.h"
@@ -25,7 +27,7 @@ const char* kUsage = R"(  opcontract check CONTRACT... [--target Q] [--regressio
                                [--cases N] [--seed S] [--json FILE]
                                [--case-timeout SECONDS] [--no-isolation]
                                [--known FILE [--update-known]] [--modes M,...] [--jobs N]
-                               [--variant TEXT]
+                               [--variant TEXT] [--traffic RECORDING]...
 
   Checks each contract against its op: the contract's `op` when registered, else its
   `port` (opcontract's bundled port), or Q given with --target.
@@ -45,6 +47,10 @@ const char* kUsage = R"(  opcontract check CONTRACT... [--target Q] [--regressio
   --modes    the modes to run besides eager, e.g. fake,compiled (default: the contract's).
   --jobs     checks run side by side, each with its own worker (default: one per core);
              each worker's ops then get cores / N threads. The report is the same.
+  --traffic  a recording of a real program's op calls (python -m opcontract.record): each
+             call the contract admits runs first, its geometry as recorded (shapes, strides,
+             an in-place use), its values drawn afresh; repeatable. `opcontract admit` says
+             which calls are admitted and why the others are not.
   --variant  words that say which build of the target this run judges, added to every
              result's `checked` ("vLLM's pick on this CPU"); `opcontract report` keeps
              results with different `checked` apart (a row per op and build).
@@ -68,6 +74,21 @@ CheckOptions options_with_progress(const Args& a) {
                  r.target.c_str(), r.cases, total, rate, r.findings.size(), tty ? "" : "\n");
   };
   return options;
+}
+
+// The recorded calls a contract admits, as cases run before the generated ones: their
+// geometry kept, their values drawn from a seed of their own.
+std::vector<CheckOptions::Replayed> recorded_cases(const Contract& contract, const std::vector<RecordedCall>& calls,
+                                                   uint64_t seed) {
+  std::vector<CheckOptions::Replayed> out;
+  for (const RecordedCall& call : calls) {
+    if (call.op != contract.op) continue;
+    Admission a = admit(call, contract);
+    if (!a.admitted) continue;
+    a.as_case->data_seed = seed ^ (0x9e3779b97f4a7c15ULL * (out.size() + 1));
+    out.push_back({call.where.substr(0, call.where.rfind(':')), *a.as_case});  // the recording it came from
+  }
+  return out;
 }
 
 // One check of the run: a contract against its target or one of its regressions.
@@ -107,7 +128,8 @@ void run_side_by_side(size_t n, int jobs, const std::function<void(size_t)>& run
 // fake and compiled modes is per case and per compile, so checks scale with the cores);
 // each worker's ops get an equal share of the cores as threads.
 std::vector<RunEntry> check_all(const std::vector<std::shared_ptr<const Contract>>& contracts, const Args& a,
-                                const std::vector<KnownEntry>& known, const Session& session) {
+                                const std::vector<KnownEntry>& known, const std::vector<RecordedCall>& recorded,
+                                const Session& session) {
   const CheckOptions options = options_with_progress(a);
   const bool tty = isatty(STDERR_FILENO);
   const std::vector<Planned> planned = plan_checks(contracts, a);
@@ -118,6 +140,7 @@ std::vector<RunEntry> check_all(const std::vector<std::shared_ptr<const Contract
     const Planned& p = planned[i];
     CheckOptions own = options;
     own.known = known_for(known, p.contract->file, p.target);
+    if (!p.regression) own.replay_first = recorded_cases(*p.contract, recorded, own.seed);
     // A historical variant is held to the clauses it is listed for; misuse only when that is one.
     own.misuse = a.misuse && (!p.regression || std::find(p.regression->expect.begin(), p.regression->expect.end(),
                                                          "misuse") != p.regression->expect.end());
@@ -128,6 +151,8 @@ std::vector<RunEntry> check_all(const std::vector<std::shared_ptr<const Contract
     if (tty && e.result.cases >= 64) std::fprintf(stderr, "\r\033[K");
     e.replay_base = quote(session.self) + " check " + quote(p.contract->file) + " --target " + quote(p.target) +
                     library_flags(a);
+    // A recorded call replays with the recording it came from, before one generated case.
+    e.case_replay_base = e.replay_base + " --cases 1 --seed " + std::to_string(own.seed) + " --traffic";
   });
   return run;
 }
@@ -165,7 +190,14 @@ int run_check(const Args& a, const Session& session) {
   const auto contracts = load_contracts(a.contracts);
   if (!contracts) return 2;
   const std::vector<KnownEntry> known = a.known.empty() ? std::vector<KnownEntry>{} : load_known_file(a.known);
-  const std::vector<RunEntry> run = check_all(*contracts, a, known, session);
+  std::vector<RecordedCall> recorded;
+  try {
+    recorded = read_recordings(a.traffic);
+  } catch (const RecordingError& e) {
+    std::cerr << "opcontract: " << e.what() << "\n";
+    return 2;
+  }
+  const std::vector<RunEntry> run = check_all(*contracts, a, known, recorded, session);
   print_text_report(std::cout, run);
   Platform platform = read_platform();
   platform.threads = at::get_num_threads();  // as check_all left it for the checks
@@ -192,7 +224,7 @@ Command check_command() {
   return {"check",
           kUsage,
           {"--target", "--no-targeting", "--no-misuse", "--json", "--regressions", "--no-isolation", "--case-timeout",
-           "--modes", "--known", "--update-known", "--cases", "--seed", "--jobs", "--variant"},
+           "--modes", "--known", "--update-known", "--cases", "--seed", "--jobs", "--variant", "--traffic"},
           finish,
           run_check};
 }

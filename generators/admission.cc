@@ -160,7 +160,12 @@ void check_tensor(const ArgSpec& a, const RecordedArg& r, const std::vector<cons
   out.dtype = *dtype;
   out.sizes = t.sizes;
   out.layout = *layout;
+  // How far the layout departs from dense, as recorded: the padding of each row, the rows
+  // before a narrowed view, the elements before a misaligned one.
   if (*layout == Layout::RowStrided) out.slack = t.strides[t.strides.size() - 2] - t.sizes.back();
+  if (*layout == Layout::Narrow && !t.sizes.empty() && t.strides[0] > 0 && t.offset % t.strides[0] == 0)
+    out.slack = std::min<int64_t>(t.offset / t.strides[0], 64);
+  if (*layout == Layout::Misaligned) out.slack = t.offset % 8 ? t.offset % 8 : 1;
 }
 
 // Whether a recorded scalar is this candidate value; monostate (the schema's default) is

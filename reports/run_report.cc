@@ -211,7 +211,9 @@ void print_text_report(std::ostream& out, const std::vector<RunEntry>& run) {
       if (r.findings.empty()) continue;
       out << "   found before the error:\n";
     }
-    out << "   " << r.file << " - " << r.cases << " cases - seed " << r.seed << "\n";
+    out << "   " << r.file << " - " << r.cases << " cases"
+        << (r.replayed ? " (" + std::to_string(r.replayed) + " replayed before the generated ones)" : "") << " - seed "
+        << r.seed << "\n";
     out << "   " << std::left << std::setw(13) << "clause";
     for (Mode m : kAllModes) out << std::setw(11) << to_string(m);
     out << "\n";
@@ -242,7 +244,10 @@ void print_text_report(std::ostream& out, const std::vector<RunEntry>& run) {
       if (f.has_case && f.from_file.empty())
         out << ", first in case " << f.cases_tried << ", shrunk in " << f.shrink_steps << " steps";
       else if (f.has_case)
-        out << ", replaying the corpus case " << f.from_file;
+        out << (f.from_file.size() > 6 && f.from_file.compare(f.from_file.size() - 6, 6, ".jsonl") == 0
+                    ? ", replaying a call recorded in "
+                    : ", replaying the corpus case ")
+            << f.from_file;
       std::string message = f.message;
       for (size_t p = 0; (p = message.find('\n', p)) != std::string::npos; p += 8)
         message.insert(p + 1, "       ");

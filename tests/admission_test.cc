@@ -284,5 +284,30 @@ TEST(AdmitCli, ReportsPerOpAndRefusesABrokenRecording) {
   EXPECT_CONTAINS(r.output, "admit needs at least one RECORDING");
 }
 
+TEST(TrafficReplay, ARecordedCallRunsFirstWithItsGeometryExactly) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / ("opc_replay_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  // out's rows padded by 13 elements: a slack the generator does not draw.
+  const std::string call =
+      R"({"op": "opc_test::copy_into", "overload": "default", "calls": 2, "site": "t.py:1", "args": [)"
+      R"({"name": "out", "tensor": )" + tensor("float32", "[3, 4]", "[17, 1]", 0, 0) + "}, " +
+      R"({"name": "x", "tensor": )" + tensor("float32", "[3, 4]", "[4, 1]", 0, 1) + "}]}";
+  const std::string recording = (dir / "r.jsonl").string();
+  std::ofstream(recording) << kHeader << "\n" << call << "\n";
+  const std::string check = "check tests/contracts/extent.yaml --load " + std::string(OPC_TEST_OPS) +
+                            " --no-python --cases 1 --traffic " + recording;
+  Result r = run(check + " --target opc_test::copy_into_one_past_end");
+  EXPECT_EQ(r.exit, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "extent (eager), replaying a call recorded in " + recording);
+  EXPECT_CONTAINS(r.output, "out: float32[3, 4] row_strided(13)");
+  EXPECT_CONTAINS(r.output, "--cases 1 --seed 20261202 --traffic " + recording);
+  r = run(check + " --target opc_test::copy_into");
+  EXPECT_EQ(r.exit, 0) << r.output;
+  r = run("check tests/contracts/extent.yaml --traffic " + (dir / "missing.jsonl").string());
+  EXPECT_EQ(r.exit, 2);
+  EXPECT_CONTAINS(r.output, "missing.jsonl: cannot read it");
+}
+
 }  // namespace
 }  // namespace opc

@@ -100,7 +100,7 @@ TEST(CliUsage, OptionsOfCheckOnlyAreUnknownToBench) {
 TEST(CliUsage, UnknownCommandAndNoCommand) {
   Result r = run("frobnicate " + kChunk);
   EXPECT_EQ(r.exit, 2) << r.output;
-  EXPECT_CONTAINS(r.output, "unknown command 'frobnicate' (commands: check, fuzz, replay, bench, list, draft, report)");
+  EXPECT_CONTAINS(r.output, "unknown command 'frobnicate' (commands: check, fuzz, replay, bench, list, draft, report, admit)");
   r = run("");
   EXPECT_EQ(r.exit, 2) << r.output;
   EXPECT_CONTAINS(r.output, "opcontract: no command given");

@@ -43,8 +43,35 @@ bool is_tensor(const c10::Argument& a, bool* optional) {
 
 }  // namespace
 
-std::string draft_contract(const std::string& qualname, const c10::FunctionSchema& schema) {
+std::string draft_schema_line(const c10::FunctionSchema& schema) {
+  std::string y;
+  if (!schema.overload_name().empty()) y += "overload: " + schema.overload_name() + "\n";
+  return y + "schema: \"" + std::regex_replace(schema_text(schema), std::regex("[\"\\\\]"), "\\$&") + "\"\n";
+}
+
+std::string draft_tail(const c10::FunctionSchema& schema) {
   const Annotations ann = annotations_of(schema);
+  const auto& args = schema.arguments();
+  std::ostringstream y;
+  if (!schema.returns().empty()) {
+    y << "aliasing:\n  returns: [";
+    for (size_t r = 0; r < ann.return_alias.size(); ++r)
+      y << (r ? ", " : "") << (ann.return_alias[r] < 0 ? "none" : args[ann.return_alias[r]].name());
+    y << "]\n";
+  }
+  bool any_mutable = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!ann.mutable_arg[i]) continue;
+    if (!any_mutable) y << "mutates:\n";
+    any_mutable = true;
+    y << "  " << args[i].name() << ": {writes: all}  # TODO: the region it writes, sentinel: true "
+         "if every element of it must be written\n";
+  }
+  y << "modes: [fake, eager, compiled, cudagraph]\n";
+  return y.str();
+}
+
+std::string draft_contract(const std::string& qualname, const c10::FunctionSchema& schema) {
   const auto& args = schema.arguments();
   std::ostringstream y;
   y << "# Draft contract for " << qualname << ", written by `opcontract draft` from its\n"
@@ -52,10 +79,7 @@ std::string draft_contract(const std::string& qualname, const c10::FunctionSchem
        "# each tensor's real shape, dtypes and layouts, the requires the op checks, the\n"
        "# branches of its kernels, and which region each mutable argument writes\n"
        "# (contracts/FORMAT.md).\n";
-  y << "op: " << qualname << "\n";
-  if (!schema.overload_name().empty()) y << "overload: " << schema.overload_name() << "\n";
-  y << "schema: \"" << std::regex_replace(schema_text(schema), std::regex("[\"\\\\]"), "\\$&")
-    << "\"\n";
+  y << "op: " << qualname << "\n" << draft_schema_line(schema);
   y << "dims:\n"
        "  # TODO: the op's own sizes (num_tokens, hidden, ...), with favor: for its branches.\n"
        "  rows: {range: [0, 16]}\n"
@@ -79,21 +103,7 @@ std::string draft_contract(const std::string& qualname, const c10::FunctionSchem
       unsupported += " " + a.name();
     }
   }
-  if (!schema.returns().empty()) {
-    y << "aliasing:\n  returns: [";
-    for (size_t r = 0; r < ann.return_alias.size(); ++r)
-      y << (r ? ", " : "") << (ann.return_alias[r] < 0 ? "none" : args[ann.return_alias[r]].name());
-    y << "]\n";
-  }
-  bool any_mutable = false;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (!ann.mutable_arg[i]) continue;
-    if (!any_mutable) y << "mutates:\n";
-    any_mutable = true;
-    y << "  " << args[i].name() << ": {writes: all}  # TODO: the region it writes, sentinel: true "
-         "if every element of it must be written\n";
-  }
-  y << "modes: [fake, eager, compiled, cudagraph]\n";
+  y << draft_tail(schema);
   if (!unsupported.empty())
     y << "# Not loadable yet: no generator for" << unsupported << ".\n";
   return y.str();

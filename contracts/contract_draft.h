@@ -17,4 +17,11 @@ namespace opc {
 
 std::string draft_contract(const std::string& qualname, const c10::FunctionSchema& schema);
 
+// The schema as a contract's `schema:` states it (quoted, escaped), and the header lines a
+// draft begins with up to `args:` exclusive; for drafts made from other sources
+// (generators/traffic_draft.h).
+std::string draft_schema_line(const c10::FunctionSchema& schema);
+// `aliasing:`, `mutates:` and `modes:` as a draft ends, from the schema.
+std::string draft_tail(const c10::FunctionSchema& schema);
+
 }  // namespace opc

@@ -13,6 +13,7 @@
 #include "contracts/contract_loader.h"
 #include "generators/layout.h"
 #include "generators/recording.h"
+#include "generators/traffic_draft.h"
 #include "tests/cli_run.h"
 
 namespace opc {
@@ -282,6 +283,30 @@ TEST(AdmitCli, ReportsPerOpAndRefusesABrokenRecording) {
   r = run("admit");
   EXPECT_EQ(r.exit, 2);
   EXPECT_CONTAINS(r.output, "admit needs at least one RECORDING");
+}
+
+TEST(TrafficDraft, ADraftFromCallsLoadsAndAdmitsEveryCallItWasMadeFrom) {
+  Call a, b, c;
+  b.out = tensor("float32", "[8, 32]", "[40, 1]", 0, 0);  // rows padded by 8
+  b.x = tensor("float32", "[8, 32]", "[32, 1]", 0, 1);
+  b.ids = tensor("int32", "[8]", "[1]", 0, 2, R"(, "min": 3, "max": 11)");
+  b.eps = R"("value": 1e-05)";
+  c.weight = R"("tensor": )" + tensor("float32", "[64]", "[1]", 0, 3);
+  std::vector<RecordedCall> calls;
+  read_recording_text(std::string(kHeader) + "\n" + a.line() + "\n" + b.line() + "\n" + c.line() + "\n", "r.jsonl",
+                      calls);
+  const std::string text = draft_from_traffic("t::norm", *contract().schema, calls);
+  EXPECT_CONTAINS(text, "out_0: {range: [4, 8], favor: [4, 8]}");
+  EXPECT_CONTAINS(text, "out: {dtype: [float32], shape: [out_0, out_1], layouts: [contiguous, row_strided]}");
+  EXPECT_CONTAINS(text, "x: {dtype: out, shape: [out_0, out_1]");
+  EXPECT_CONTAINS(text, "weight: {dtype: out, shape: [out_1], layouts: [contiguous], optional: true}");
+  EXPECT_CONTAINS(text, "values: {ints: [0, 11]}");
+  EXPECT_CONTAINS(text, "eps: {choose: [1e-06, 1e-05]}");
+  const Contract drafted = load_contract_text(text, "draft.yaml");
+  for (const RecordedCall& call : calls) {
+    const Admission adm = admit(call, drafted);
+    EXPECT_TRUE(adm.admitted) << recorded_call_text(call) << ": " << adm.detail << "\n" << text;
+  }
 }
 
 TEST(TrafficReplay, ARecordedCallRunsFirstWithItsGeometryExactly) {

@@ -353,6 +353,18 @@ std::optional<Layout> layout_matching(const RecordedTensor& t, const std::vector
   return std::nullopt;
 }
 
+Contract favouring_calls(const Contract& contract, const std::vector<Case>& admitted) {
+  Contract c = contract;
+  for (ValueSpec& v : c.values) {
+    if (!v.range) continue;
+    std::vector<int64_t> seen;
+    for (const Case& k : admitted)
+      if (std::find(seen.begin(), seen.end(), k.values[v.slot]) == seen.end()) seen.push_back(k.values[v.slot]);
+    for (int64_t x : seen) v.favor.push_back(Expr::constant(x));
+  }
+  return c;
+}
+
 Admission admit(const RecordedCall& call, const Contract& contract) {
   Admission out;
   try {

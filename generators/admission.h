@@ -34,6 +34,10 @@ struct Admission {
 
 Admission admit(const RecordedCall& call, const Contract& contract);
 
+// The contract with each ranged value also favouring the values these admitted calls were
+// made with, so that generation goes on near the real calls (check --traffic).
+Contract favouring_calls(const Contract& contract, const std::vector<Case>& admitted);
+
 // The Layout whose geometry (generators/layout.h) gives these strides, among `allowed`;
 // none when no listed layout lays a tensor out so.
 std::optional<Layout> layout_matching(const RecordedTensor& t, const std::vector<Layout>& allowed);

@@ -11,6 +11,7 @@
 
 #include "check/traffic.h"
 #include "contracts/contract_loader.h"
+#include "generators/case_gen.h"
 #include "generators/layout.h"
 #include "generators/recording.h"
 #include "generators/traffic_draft.h"
@@ -307,6 +308,24 @@ TEST(TrafficDraft, ADraftFromCallsLoadsAndAdmitsEveryCallItWasMadeFrom) {
     const Admission adm = admit(call, drafted);
     EXPECT_TRUE(adm.admitted) << recorded_call_text(call) << ": " << adm.detail << "\n" << text;
   }
+}
+
+TEST(TrafficReplay, GenerationGoesOnNearTheRecordedValues) {
+  Call call;  // hidden 64, rows 4
+  const Admission a = admit(recorded(call), contract());
+  ASSERT_TRUE(a.admitted);
+  const auto plain = std::make_shared<const Contract>(contract());
+  const auto near = std::make_shared<const Contract>(favouring_calls(contract(), {*a.as_case}));
+  auto hits = [](const std::shared_ptr<const Contract>& c) {
+    const rc::Gen<Case> gen = case_gen(c);
+    rc::Random master(5);
+    int n = 0;
+    for (int i = 0; i < 400; ++i) n += gen(master.split(), i % 101).value().values[2] == 64;
+    return n;
+  };
+  const int before = hits(plain), after = hits(near);
+  EXPECT_GE(after, 50) << "hidden 64 favoured: drawn often";
+  EXPECT_GT(after, 3 * before) << "before: " << before;
 }
 
 TEST(TrafficReplay, ARecordedCallRunsFirstWithItsGeometryExactly) {

@@ -1,4 +1,4 @@
-"""opcontract from Python: the installed command line and a pytest plugin.
+"""opcontract from Python: the installed command line, a pytest plugin, and the recorder.
 
 ``pip install --no-build-isolation .`` (in a venv that has torch) builds opcontract's C++
 checker against that venv's torch and installs it into this package, under ``_native/``
@@ -7,7 +7,9 @@ checker against that venv's torch and installs it into this package, under ``_na
 
 - the ``opcontract`` command (``opcontract._launcher``), which runs that binary;
 - the pytest plugin (``opcontract.pytest_plugin``, entry point ``pytest11``):
-  ``pytest --opcontract contracts/vllm/`` checks each contract as pytest items.
+  ``pytest --opcontract contracts/vllm/`` checks each contract as pytest items;
+- the recorder (``opcontract.record``, works from the source tree too): the custom-op calls
+  of a real program, for ``opcontract admit``, ``check --traffic`` and ``draft --traffic``.
 
 ``native_binary()`` is the installed binary's path, or None when this package was not built
 (e.g. imported from the source tree).

@@ -45,12 +45,8 @@ TrafficResult hold_to_contracts(const std::vector<RecordedCall>& calls,
     if (op.contracts.empty())
       for (const Contract* c : covering) op.contracts.push_back(c->file);
     const Admission a = admit_by_any(call, covering);
-    if (a.admitted) {
-      op.admitted += call.calls;
-      op.admitted_cases.push_back(*a.as_case);
-    } else {
-      add_rejection(op, a, call);
-    }
+    if (a.admitted) op.admitted += call.calls;
+    else add_rejection(op, a, call);
   }
   for (auto& [name, op] : by_op) {
     std::stable_sort(op.rejections.begin(), op.rejections.end(),

@@ -34,7 +34,6 @@ struct OpTraffic {
   std::vector<std::string> contracts;  // the files covering it; empty: none
   std::string not_covered;             // a NOT_COVERED reason, when no contract covers it
   std::vector<TrafficRejection> rejections;  // most calls first
-  std::vector<Case> admitted_cases;          // one per admitted signature (for replay)
 };
 
 struct TrafficResult {

@@ -30,15 +30,10 @@ void finish(Args& a) {
 }
 
 int run(const Args& a, const Session&) {
-  std::vector<RecordedCall> calls;
-  try {
-    calls = read_recordings(a.contracts);
-  } catch (const RecordingError& e) {
-    std::cerr << "opcontract: " << e.what() << "\n";
-    return 2;
-  }
+  const auto calls = load_recordings(a.contracts);
+  if (!calls) return 2;
   const auto contracts = load_contract_dirs(a.contract_dirs);
-  TrafficResult t = hold_to_contracts(calls, contracts, not_covered(a.contract_dirs, contracts));
+  TrafficResult t = hold_to_contracts(*calls, contracts, not_covered(a.contract_dirs, contracts));
   t.recordings = a.contracts;
   print_traffic(std::cout, t);
   if (!a.json.empty()) write_file_atomically(a.json, traffic_json(t));

@@ -193,14 +193,9 @@ int run_check(const Args& a, const Session& session) {
   const auto contracts = load_contracts(a.contracts);
   if (!contracts) return 2;
   const std::vector<KnownEntry> known = a.known.empty() ? std::vector<KnownEntry>{} : load_known_file(a.known);
-  std::vector<RecordedCall> recorded;
-  try {
-    recorded = read_recordings(a.traffic);
-  } catch (const RecordingError& e) {
-    std::cerr << "opcontract: " << e.what() << "\n";
-    return 2;
-  }
-  const std::vector<RunEntry> run = check_all(*contracts, a, known, recorded, session);
+  const auto recorded = load_recordings(a.traffic);
+  if (!recorded) return 2;
+  const std::vector<RunEntry> run = check_all(*contracts, a, known, *recorded, session);
   print_text_report(std::cout, run);
   Platform platform = read_platform();
   platform.threads = at::get_num_threads();  // as check_all left it for the checks

@@ -36,16 +36,11 @@ int run(const Args& a, const Session&) {
   if (a.traffic.empty()) {
     text = draft_contract(name, op.handle.schema());
   } else {
-    std::vector<RecordedCall> calls;
-    try {
-      calls = read_recordings(a.traffic);
-    } catch (const RecordingError& e) {
-      std::cerr << "opcontract: " << e.what() << "\n";
-      return 2;
-    }
-    if (std::none_of(calls.begin(), calls.end(), [&](const RecordedCall& c) { return c.op == name; }))
+    const auto calls = load_recordings(a.traffic);
+    if (!calls) return 2;
+    if (std::none_of(calls->begin(), calls->end(), [&](const RecordedCall& c) { return c.op == name; }))
       throw UsageError("no call of " + name + " in " + join(a.traffic) + ": `opcontract admit` lists the ops recorded");
-    text = draft_from_traffic(name, op.handle.schema(), calls);
+    text = draft_from_traffic(name, op.handle.schema(), *calls);
   }
   if (a.out.empty()) {
     std::cout << text;

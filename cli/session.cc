@@ -91,6 +91,15 @@ std::map<std::string, std::string> not_covered(const std::vector<std::string>& d
   return why;
 }
 
+std::optional<std::vector<RecordedCall>> load_recordings(const std::vector<std::string>& paths) {
+  try {
+    return read_recordings(paths);
+  } catch (const RecordingError& e) {
+    std::cerr << "opcontract: " << e.what() << "\n";
+    return std::nullopt;
+  }
+}
+
 std::string captured_output_line(int lines_in_cases) {
   const int lines = lines_in_cases + count_lines(python::take_startup_output());
   if (lines == 0) return "";

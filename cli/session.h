@@ -13,6 +13,7 @@
 
 #include "cli/args.h"
 #include "contracts/contract.h"
+#include "generators/recording.h"
 
 namespace opc::cli {
 
@@ -39,6 +40,10 @@ std::vector<std::shared_ptr<const Contract>> load_contract_dirs(const std::vecto
 // contract covers is reported on stderr (the list has gone stale) and left out.
 std::map<std::string, std::string> not_covered(const std::vector<std::string>& dirs,
                                                const std::vector<std::shared_ptr<const Contract>>& contracts);
+
+// The recordings (python -m opcontract.record) read and merged; nullopt, after printing
+// the broken file and line, when one is not a recording.
+std::optional<std::vector<RecordedCall>> load_recordings(const std::vector<std::string>& paths);
 
 // The closing line about what the ops and torch printed and the run kept out of sight
 // (warnings, prints; see CheckOptions::capture_output), when there was any: "" otherwise.

@@ -4,6 +4,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <unordered_map>
 
 #include "contracts/source_loc.h"
 #include "contracts/text_guard.h"
@@ -116,18 +117,19 @@ void join_range(RecordedTensor& into, const RecordedTensor& from) {
   if (from.max && (!into.max || *from.max > *into.max)) into.max = from.max;
 }
 
-void merge(std::vector<RecordedCall>& into, RecordedCall c) {
-  const std::string key = signature(c);
-  for (RecordedCall& d : into) {
-    if (d.op != c.op || signature(d) != key) continue;
-    d.calls += c.calls;
-    for (size_t i = 0; i < d.args.size(); ++i) {
-      if (d.args[i].tensor) join_range(*d.args[i].tensor, *c.args[i].tensor);
-      for (size_t k = 0; k < d.args[i].tensors.size(); ++k) join_range(d.args[i].tensors[k], c.args[i].tensors[k]);
-    }
+// `index` maps each call of `into` by its signature.
+void merge(std::vector<RecordedCall>& into, std::unordered_map<std::string, size_t>& index, RecordedCall c) {
+  const auto [at, added] = index.emplace(signature(c), into.size());
+  if (added) {
+    into.push_back(std::move(c));
     return;
   }
-  into.push_back(std::move(c));
+  RecordedCall& d = into[at->second];
+  d.calls += c.calls;
+  for (size_t i = 0; i < d.args.size(); ++i) {
+    if (d.args[i].tensor) join_range(*d.args[i].tensor, *c.args[i].tensor);
+    for (size_t k = 0; k < d.args[i].tensors.size(); ++k) join_range(d.args[i].tensors[k], c.args[i].tensors[k]);
+  }
 }
 
 RecordedCall parse_call(const YAML::Node& line, const std::string& where) {
@@ -149,6 +151,8 @@ RecordedCall parse_call(const YAML::Node& line, const std::string& where) {
 
 void read_recording_text(const std::string& text, const std::string& file, std::vector<RecordedCall>& into) {
   std::istringstream in(text);
+  std::unordered_map<std::string, size_t> index;
+  for (size_t i = 0; i < into.size(); ++i) index.emplace(signature(into[i]), i);
   int line_no = 0;
   bool header = false;
   for (std::string line; std::getline(in, line);) {
@@ -172,7 +176,7 @@ void read_recording_text(const std::string& text, const std::string& file, std::
       continue;
     }
     if (!header) bad(where, "no header line before it: not a recording of python -m opcontract.record");
-    merge(into, parse_call(node, where));
+    merge(into, index, parse_call(node, where));
   }
   if (!header) bad(file, "empty: no header line (a recording of python -m opcontract.record starts with one)");
 }

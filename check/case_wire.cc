@@ -11,6 +11,9 @@ void put_case(WireOut& w, const Case& c) {
       w.u64(0).i64(static_cast<int64_t>(t->dtype)).u64(t->sizes.size());
       for (int64_t d : t->sizes) w.i64(d);
       w.i64(static_cast<int64_t>(t->layout)).i64(t->slack).u64(t->none).u64(static_cast<uint64_t>(t->form));
+      w.u64(t->carved.strides.size());
+      for (int64_t s : t->carved.strides) w.i64(s);
+      w.i64(t->carved.offset).i64(t->carved.base_elems).i64(t->carved.buffer);
       continue;
     }
     const ScalarValue& v = std::get<ScalarValue>(a);
@@ -42,6 +45,11 @@ Case get_case(WireIn& r) {
       t.slack = r.i64();
       t.none = r.u64() != 0;
       t.form = static_cast<ValueForm>(r.u64());
+      t.carved.strides.resize(r.u64());
+      for (int64_t& s : t.carved.strides) s = r.i64();
+      t.carved.offset = r.i64();
+      t.carved.base_elems = r.i64();
+      t.carved.buffer = static_cast<int>(r.i64());
       c.args.emplace_back(std::move(t));
       continue;
     }

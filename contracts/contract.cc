@@ -16,6 +16,13 @@ constexpr std::pair<Layout, const char*> kLayouts[] = {
     {Layout::Expanded, "expanded"},
     {Layout::InnerStrided, "inner_strided"},
     {Layout::Permuted, "permuted"},
+    {Layout::View, "view"},
+};
+
+constexpr std::pair<ViewStep::Kind, const char*> kViewSteps[] = {
+    {ViewStep::Kind::Select, "select"}, {ViewStep::Kind::Narrow, "narrow"},
+    {ViewStep::Kind::Chunk, "chunk"},   {ViewStep::Kind::View, "view"},
+    {ViewStep::Kind::Transpose, "transpose"},
 };
 
 constexpr std::pair<c10::ScalarType, const char*> kDtypes[] = {
@@ -51,6 +58,18 @@ std::optional<Layout> parse_layout(const std::string& name) {
   return std::nullopt;
 }
 std::string layout_names() { return names_of(kLayouts); }
+
+const char* to_string(ViewStep::Kind kind) {
+  for (const auto& [k, name] : kViewSteps)
+    if (k == kind) return name;
+  return "?";
+}
+std::optional<ViewStep::Kind> parse_view_step(const std::string& name) {
+  for (const auto& [k, n] : kViewSteps)
+    if (name == n) return k;
+  return std::nullopt;
+}
+std::string view_step_names() { return names_of(kViewSteps); }
 
 std::optional<c10::ScalarType> parse_dtype(const std::string& name) {
   for (const auto& [t, n] : kDtypes)

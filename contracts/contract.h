@@ -37,6 +37,8 @@ enum class Layout {
   Expanded,    // dim 0 broadcast from one row: stride(0) == 0 (x.expand(n, ...))
   InnerStrided,  // every other element of the last dim: stride(-1) == 2
   Permuted,    // rank >= 3: the first two dims swapped in memory ([b, h, d] from [h, b, d])
+  View,        // carved from a `buffers:` entry as the argument's `view:` says; the
+               // arguments carved from one buffer share its storage (q, k, v of one qkv)
 };
 const char* to_string(Layout layout);
 std::optional<Layout> parse_layout(const std::string& name);
@@ -75,6 +77,34 @@ struct ValueDist {
   bool finite = false;
 };
 
+// `buffers:` a dense storage several arguments are views of, as vLLM's fused qkv buffer
+// or one KV cache for keys and values. Its dtype is its views' (they must share one).
+struct BufferSpec {
+  std::string name;
+  SourceLoc loc;
+  std::vector<Expr> shape;  // over the dims and context
+};
+
+// One step of `view:`, applied to the geometry the steps before it left, as PyTorch's
+// Tensor method of that name: select(dim, index), narrow(dim, start, length),
+// chunk(chunks, dim)[which], view(sizes...), transpose(dim0, dim1). Negative dims count
+// from the end.
+struct ViewStep {
+  enum class Kind { Select, Narrow, Chunk, View, Transpose } kind = Kind::Select;
+  SourceLoc loc;
+  std::vector<Expr> operands;  // as listed: [dim, index], [dim, start, length], [chunks, dim, which], sizes, [d0, d1]
+};
+const char* to_string(ViewStep::Kind kind);
+std::optional<ViewStep::Kind> parse_view_step(const std::string& name);
+std::string view_step_names();
+
+// `view: {of: BUFFER, steps: [...]}`: how an argument whose layouts list `view` is carved.
+struct ViewSpec {
+  SourceLoc loc;
+  int buffer = 0;  // index into Contract::buffers
+  std::vector<ViewStep> steps;
+};
+
 // A non-tensor argument's candidate values.
 // A scalar argument's value; std::monostate stands for the schema's default (an argument
 // the contract leaves out), which may be None.
@@ -97,6 +127,7 @@ struct ArgSpec {
   // tensor viewed in each, and must give the same bytes (clause forms).
   std::vector<std::vector<Expr>> forms;
   std::vector<Layout> layouts{Layout::Contiguous};
+  std::optional<ViewSpec> view;  // with Layout::View among the layouts
   ValueDist values;
   // Scalars:
   std::vector<ScalarValue> choices;
@@ -250,6 +281,7 @@ struct Contract {
 
   std::vector<ValueSpec> values;  // context first, then dims, in file order
   Scope scope;                    // value names (slots) and tensor arg names
+  std::vector<BufferSpec> buffers;
   std::vector<ArgSpec> args;      // schema order
   std::vector<int> tensor_of_scope;  // Scope::tensors[i] is args[tensor_of_scope[i]]
   std::vector<NamedExpr> constraints;

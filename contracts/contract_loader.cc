@@ -124,6 +124,9 @@ class Loader {
   void load_values(const YAML::Node& map, bool is_context, Contract& c);
   void load_args(const YAML::Node& map, Contract& c);
   void load_tensor_arg(const YAML::Node& n, ArgSpec& a, Contract& c);
+  void load_buffers(const YAML::Node& map, Contract& c);
+  ViewSpec load_view(const YAML::Node& n, const Contract& c, const std::string& what) const;
+  void check_buffer_views(const Contract& c) const;
   void load_inplace(const YAML::Node& list, Contract& c);
   void load_scalar_arg(const YAML::Node& n, ArgSpec& a, const c10::Argument& schema_arg,
                        const Scope& dims_scope, const Contract& c);
@@ -168,11 +171,12 @@ Contract Loader::load(const YAML::Node& root) {
            "constraints", "requires", "branches", "aliasing", "returns", "mutates", "skip",
            "modes", "determinism", "padding", "cudagraph", "reference", "tolerance",
            "known_findings", "donates", "time_limit", "regressions", "python_context",
-           "python_state", "written_for", "misuse", "finite"});
+           "python_state", "written_for", "misuse", "finite", "buffers"});
   load_identity(f, c);
   load_schema(f.need("schema"), c);
   if (YAML::Node n = f.take("context")) load_values(n, true, c);
   if (YAML::Node n = f.take("dims")) load_values(n, false, c);
+  if (YAML::Node n = f.take("buffers")) load_buffers(n, c);
   const YAML::Node python_state = f.take("python_state");
   if (python_state) load_python_state(python_state, c);  // before args, which may take its objects
   load_args(f.need("args"), c);
@@ -455,6 +459,86 @@ void Loader::load_args(const YAML::Node& map, Contract& c) {
     else load_scalar_arg(n, a, sa, Scope{c.scope.values, {}}, c);
   }
   f.done();
+  check_buffer_views(c);
+}
+
+void Loader::load_buffers(const YAML::Node& map, Contract& c) {
+  Fields names(*this, map, "buffers");  // refuses a buffer declared twice
+  Scope dims_only{c.scope.values, {}};
+  for (const auto& kv : map) {
+    BufferSpec b;
+    b.name = kv.first.Scalar();
+    names.take(b.name);
+    b.loc = loc(kv.first);
+    const std::string what = "buffers." + b.name;
+    Fields f(*this, kv.second, what);
+    YAML::Node shape = sequence(f.need("shape"), what + ".shape");
+    if (shape.size() == 0) fail(shape, what + ".shape must not be empty");
+    for (const auto& d : shape) b.shape.push_back(expr(d, dims_only, ExprType::Int, what + ".shape"));
+    f.done();
+    c.buffers.push_back(std::move(b));
+  }
+  names.done();
+}
+
+ViewSpec Loader::load_view(const YAML::Node& n, const Contract& c, const std::string& what) const {
+  ViewSpec v;
+  v.loc = loc(n);
+  Fields f(*this, n, what);
+  const YAML::Node of = f.need("of");
+  const std::string buffer = scalar(of, what + ".of");
+  const auto found = std::find_if(c.buffers.begin(), c.buffers.end(), [&](const BufferSpec& b) { return b.name == buffer; });
+  if (found == c.buffers.end())
+    fail(of, what + ".of: no buffer '" + buffer + "' (declare it under buffers: with its shape)");
+  v.buffer = static_cast<int>(found - c.buffers.begin());
+  Scope dims_only{c.scope.values, {}};
+  for (const auto& step : sequence(f.need("steps"), what + ".steps")) {
+    if (!step.IsMap() || step.size() != 1)
+      fail(step, what + ".steps: each step is one of {" + view_step_names() + "}: [operands]");
+    const std::string name = step.begin()->first.Scalar();
+    const auto kind = parse_view_step(name);
+    if (!kind) fail(step.begin()->first, what + ".steps: unknown step '" + name + "' (known: " + view_step_names() + ")");
+    const YAML::Node operands = sequence(step.begin()->second, what + ".steps." + name);
+    const size_t want = *kind == ViewStep::Kind::Select || *kind == ViewStep::Kind::Transpose ? 2
+                        : *kind == ViewStep::Kind::View                                          ? 0
+                                                                                                 : 3;
+    static const char* const kOperands[] = {"[dim, index]", "[dim, start, length]", "[chunks, dim, which]",
+                                            "[size, ...]", "[dim0, dim1]"};
+    if (want ? operands.size() != want : operands.size() == 0)
+      fail(operands, what + ".steps." + name + " takes " + kOperands[static_cast<int>(*kind)]);
+    ViewStep s{*kind, loc(step), {}};
+    for (const auto& o : operands) s.operands.push_back(expr(o, dims_only, ExprType::Int, what + ".steps." + name));
+    v.steps.push_back(std::move(s));
+  }
+  f.done();
+  return v;
+}
+
+// Views of one buffer share its storage, so they share a dtype: each must copy the
+// dtype of the first (directly or along a chain), and every buffer must be viewed.
+void Loader::check_buffer_views(const Contract& c) const {
+  auto dtype_root = [&](const ArgSpec& a) {
+    const ArgSpec* r = &a;
+    while (r->dtype_from >= 0) r = &c.args[r->dtype_from];
+    return r->index;
+  };
+  for (size_t b = 0; b < c.buffers.size(); ++b) {
+    const ArgSpec* first = nullptr;
+    for (const ArgSpec& a : c.args) {
+      if (!a.view || a.view->buffer != static_cast<int>(b)) continue;
+      if (!first) {
+        first = &a;
+        continue;
+      }
+      if (dtype_root(a) != dtype_root(*first))
+        throw ContractError(a.view->loc, "args." + a.name + ".view: '" + a.name + "' and '" + first->name +
+                                             "' are views of buffer '" + c.buffers[b].name +
+                                             "' and so share its dtype: give '" + a.name + "' dtype: " + first->name);
+    }
+    if (!first) throw ContractError(c.buffers[b].loc, "buffers." + c.buffers[b].name + " is the view of no argument");
+    if (c.arg(c.buffers[b].name))
+      throw ContractError(c.buffers[b].loc, "buffer '" + c.buffers[b].name + "' has the name of an argument");
+  }
 }
 
 void Loader::dtypes(const YAML::Node& n, const Contract& c, const std::string& what,
@@ -515,6 +599,15 @@ void Loader::load_tensor_arg(const YAML::Node& n, ArgSpec& a, Contract& c) {
       if (!layout) fail(l, what + ": unknown layout '" + s + "' (known: " + layout_names() + ")");
       a.layouts.push_back(*layout);
     }
+  }
+  const YAML::Node layouts = n["layouts"];
+  if (YAML::Node v = f.take("view")) {
+    a.view = load_view(v, c, what + ".view");
+    if (!layouts) a.layouts = {Layout::View};
+    if (std::find(a.layouts.begin(), a.layouts.end(), Layout::View) == a.layouts.end())
+      fail(layouts, what + ".layouts: list `view` among them, or the view: given is never made");
+  } else if (std::find(a.layouts.begin(), a.layouts.end(), Layout::View) != a.layouts.end()) {
+    fail(layouts, what + ".layouts: `view` needs view: {of: BUFFER, steps: [...]} saying how it is carved");
   }
   if (YAML::Node v = f.take("values")) {
     if (v.IsScalar()) {

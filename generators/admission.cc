@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "generators/layout.h"
+#include "generators/view_carve.h"
 #include "support/names.h"
 
 namespace opc {
@@ -18,6 +19,35 @@ struct Rejected {
   std::string pattern, detail;
 };
 [[noreturn]] void reject(std::string pattern, std::string detail) { throw Rejected{std::move(pattern), std::move(detail)}; }
+
+// Strides compared where they matter: dims of size 0 or 1 may have any stride.
+bool same_significant_strides(const RecordedTensor& t, const std::vector<int64_t>& strides) {
+  if (std::find(t.sizes.begin(), t.sizes.end(), 0) != t.sizes.end()) return true;
+  for (size_t i = 0; i < t.sizes.size(); ++i)
+    if (t.sizes[i] > 1 && strides[i] != t.strides[i]) return false;
+  return true;
+}
+
+// Whether the tensor shares its storage with another argument of the call.
+bool shares_storage(const RecordedArg& r, const std::vector<const RecordedArg*>& args) {
+  return std::any_of(args.begin(), args.end(), [&](const RecordedArg* o) {
+    return o != &r && o->tensor && o->tensor->storage == r.tensor->storage;
+  });
+}
+
+// Where the contract's view: puts `a` at these values, when that is where the call has it
+// (sizes and strides; the offset within the storage is check_sharing's).
+std::optional<Carved> carved_as_recorded(const ArgSpec& a, const RecordedTensor& t, const Contract& contract,
+                                         const std::vector<int64_t>& values) {
+  if (!a.view) return std::nullopt;
+  std::vector<int64_t> sizes;
+  try {
+    Carved c = carve(a, contract, values, sizes);
+    if (sizes == t.sizes && same_significant_strides(t, c.strides)) return c;
+  } catch (const ContractError&) {
+  }
+  return std::nullopt;
+}
 
 int64_t eval(const Expr& e, const std::vector<int64_t>& values, const std::vector<TensorFacts>& facts = {}) {
   try {
@@ -111,7 +141,7 @@ void check_value(const ValueSpec& v, const std::vector<int64_t>& values) {
 }
 
 void check_tensor(const ArgSpec& a, const RecordedArg& r, const std::vector<const RecordedArg*>& args,
-                  const std::vector<int64_t>& values, TensorCase& out) {
+                  const std::vector<int64_t>& values, const Contract& contract, TensorCase& out) {
   if (r.kind == RecordedArg::Kind::None) {
     if (!a.optional) reject("'" + a.name + "' is None but not optional", "'" + a.name + "' is None, and its schema type is not optional");
     out.none = true;
@@ -142,7 +172,12 @@ void check_tensor(const ArgSpec& a, const RecordedArg& r, const std::vector<cons
   if (want != t.sizes)
     reject("'" + a.name + "' has a shape the bound dims do not give",
            "'" + a.name + "' is " + shape_text(t.sizes) + " where the dims give " + shape_text(want));
-  const std::optional<Layout> layout = layout_matching(t, a.layouts);
+  // A tensor sharing its storage is taken as the view of its buffer first (check_sharing
+  // holds the siblings to it); one alone as a view only when no other layout matches.
+  const bool shares = shares_storage(r, args);
+  std::optional<Carved> carved = shares ? carved_as_recorded(a, t, contract, values) : std::nullopt;
+  std::optional<Layout> layout = carved ? std::optional(Layout::View) : layout_matching(t, a.layouts);
+  if (!layout && !shares && (carved = carved_as_recorded(a, t, contract, values))) layout = Layout::View;
   if (!layout) {
     std::vector<std::string> names;
     for (Layout l : a.layouts) names.push_back(to_string(l));
@@ -160,6 +195,7 @@ void check_tensor(const ArgSpec& a, const RecordedArg& r, const std::vector<cons
   out.dtype = *dtype;
   out.sizes = t.sizes;
   out.layout = *layout;
+  if (carved) out.carved = *carved;
   // How far the layout departs from dense, as recorded: the padding of each row, the rows
   // before a narrowed view, the elements before a misaligned one.
   if (*layout == Layout::RowStrided) out.slack = t.strides[t.strides.size() - 2] - t.sizes.back();
@@ -209,15 +245,38 @@ ScalarValue check_scalar(const ArgSpec& a, const RecordedArg& r, const std::vect
   reject("'" + a.name + "' not among its choices", "'" + a.name + "' is " + got + "; the contract's choices: " + join(options));
 }
 
-// Arguments sharing a storage: admitted only as an aliasing.inplace use (the same tensor
-// for both); its index, or -1.
-int check_sharing(const std::vector<const RecordedArg*>& args, const Contract& contract) {
+// Whether the arguments sharing one recorded storage are the contract's views of one buffer,
+// lying as far apart as the view: steps put them.
+bool views_of_one_buffer(const std::vector<int>& users, const std::vector<const RecordedArg*>& args, const Case& c) {
+  const auto& first = std::get<TensorCase>(c.args[users[0]]);
+  for (int u : users) {
+    const auto& t = std::get<TensorCase>(c.args[u]);
+    if (t.layout != Layout::View || first.layout != Layout::View || t.carved.buffer != first.carved.buffer ||
+        args[u]->tensor->offset - args[users[0]]->tensor->offset != t.carved.offset - first.carved.offset)
+      return false;
+  }
+  return true;
+}
+
+// Arguments sharing a storage: admitted as the contract's views of one buffer, or as an
+// aliasing.inplace use (the same tensor for both); that use's index, or -1.
+int check_sharing(const std::vector<const RecordedArg*>& args, const Case& c, const Contract& contract) {
+  std::map<int, int> view_of_buffer;  // buffer -> the first argument taken as its view
+  for (size_t i = 0; i < args.size(); ++i) {
+    const auto* t = std::get_if<TensorCase>(&c.args[i]);
+    if (!t || t->none || t->layout != Layout::View) continue;
+    const auto [first, fresh] = view_of_buffer.emplace(t->carved.buffer, static_cast<int>(i));
+    if (!fresh && args[first->second]->tensor->storage != args[i]->tensor->storage)
+      reject("views of one buffer in separate storages",
+             "'" + args[first->second]->name + "' and '" + args[i]->name + "' are views of buffer '" +
+                 contract.buffers[t->carved.buffer].name + "' in the contract, of separate storages in the call");
+  }
   std::map<int, std::vector<int>> by_storage;
   for (size_t i = 0; i < args.size(); ++i)
     if (args[i]->tensor) by_storage[args[i]->tensor->storage].push_back(static_cast<int>(i));
   int inplace = -1;
   for (const auto& [storage, users] : by_storage) {
-    if (users.size() < 2) continue;
+    if (users.size() < 2 || views_of_one_buffer(users, args, c)) continue;
     const RecordedTensor &x = *args[users[0]]->tensor, &y = *args[users[1]]->tensor;
     const bool same_tensor = users.size() == 2 && x.offset == y.offset && x.sizes == y.sizes && x.strides == y.strides;
     for (size_t k = 0; k < contract.inplace.size() && same_tensor; ++k) {
@@ -232,7 +291,8 @@ int check_sharing(const std::vector<const RecordedArg*>& args, const Contract& c
     }
     reject(join(names, " and ") + " share one storage",
            join(names, " and ") + " are views of one storage (offsets " + join(offsets) +
-               "): the generators make arguments that share a storage only as aliasing.inplace states");
+               "): the generators make arguments that share a storage only as views of one of the contract's "
+               "buffers (view:) or as aliasing.inplace states");
   }
   return inplace;
 }
@@ -284,13 +344,13 @@ Case judge(const std::vector<const RecordedArg*>& args, const std::vector<int64_
   for (const ArgSpec& a : contract.args) {
     if (a.is_tensor) {
       TensorCase t;
-      check_tensor(a, *args[a.index], args, values, t);
+      check_tensor(a, *args[a.index], args, values, contract, t);
       c.args[a.index] = t;
     } else {
       c.args[a.index] = check_scalar(a, *args[a.index], values, contract);
     }
   }
-  c.inplace = check_sharing(args, contract);
+  c.inplace = check_sharing(args, c, contract);
   check_relations(args, values, contract);
   return c;
 }
@@ -332,14 +392,8 @@ std::optional<Case> search(const std::vector<const RecordedArg*>& args, const Co
 
 std::optional<Layout> layout_matching(const RecordedTensor& t, const std::vector<Layout>& allowed) {
   const size_t rank = t.sizes.size();
-  // Strides compared where they matter: dims of size 0 or 1 may have any stride.
-  auto same_strides = [&](const std::vector<int64_t>& s) {
-    if (std::find(t.sizes.begin(), t.sizes.end(), 0) != t.sizes.end()) return true;
-    for (size_t i = 0; i < rank; ++i)
-      if (t.sizes[i] > 1 && s[i] != t.strides[i]) return false;
-    return true;
-  };
   for (Layout l : allowed) {
+    if (l == Layout::View) continue;  // where a view lies depends on the dims (carved_as_recorded)
     if (!layout_applies(l, rank) && l != Layout::Contiguous) continue;
     TensorCase c;
     c.sizes = t.sizes;
@@ -348,7 +402,7 @@ std::optional<Layout> layout_matching(const RecordedTensor& t, const std::vector
     if (l == Layout::RowStrided && c.slack <= 0) continue;
     // Misaligned differs from contiguous only in its data pointer.
     if (l == Layout::Misaligned && t.align >= 16) continue;
-    if (same_strides(geometry_of(c).strides)) return l;
+    if (same_significant_strides(t, geometry_of(c).strides)) return l;
   }
   return std::nullopt;
 }

@@ -12,8 +12,10 @@
 // shape is what the bound values give, every tensor's dtype, None-ness and layout (its
 // strides as one of the listed layouts lays them out) are ones the contract draws, an
 // integer tensor's recorded values lie in its `values:` range, scalars are among their
-// choices, no two arguments share a storage (the generators never make such calls, except
-// as aliasing.inplace states), and the constraints and requires hold.
+// choices, arguments share a storage only as the contract's views of one buffer (`view:`,
+// lying as far apart as its steps put them) or as aliasing.inplace states, and the
+// constraints and requires hold. An admitted call's views stay views of one buffer in
+// as_case, so a replay shares the storage as the call did.
 #pragma once
 
 #include <optional>

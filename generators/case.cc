@@ -67,6 +67,9 @@ std::string describe(const Case& c, const Contract& contract) {
       }
       s += std::string(dtype_name(t->dtype)) + shape_text(t->sizes) + " " + to_string(t->layout);
       if (t->slack) s += "(" + std::to_string(t->slack) + ")";
+      if (t->layout == Layout::View)
+        s += " of " + contract.buffers[t->carved.buffer].name + " (strides " + shape_text(t->carved.strides) +
+             ", offset " + std::to_string(t->carved.offset) + ")";
       if (t->form != ValueForm::Drawn) s += std::string(" ") + to_string(t->form);
     } else if (!contract.args[i].from_state.empty()) {
       s += "python_state[\"" + contract.args[i].from_state + "\"]";
@@ -98,6 +101,13 @@ std::string case_json(const Case& c, const Contract& contract) {
       w.end_array();
       w.key("layout").value(to_string(t->layout));
       if (t->slack) w.key("slack").value(t->slack);
+      if (t->layout == Layout::View) {  // what the contract's view: gives; a case file recomputes it
+        w.key("view_of").value(contract.buffers[t->carved.buffer].name);
+        w.key("strides").begin_array();
+        for (int64_t d : t->carved.strides) w.value(d);
+        w.end_array();
+        w.key("offset").value(t->carved.offset);
+      }
       if (t->form != ValueForm::Drawn) w.key("values").value(to_string(t->form));
       w.end_object();
     } else {

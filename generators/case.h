@@ -29,6 +29,16 @@ enum class ValueForm : uint8_t {
   Repeated,      // ... one value repeated
 };
 
+// Where a Layout::View tensor lies in its buffer's storage: what the contract's `view:`
+// steps give at the case's dims (generators/view_carve.h), or a recorded call's geometry.
+struct Carved {
+  std::vector<int64_t> strides;
+  int64_t offset = 0;      // elements from the start of the buffer
+  int64_t base_elems = 0;  // elements of the buffer
+  int buffer = 0;          // Contract::buffers index: views of one buffer share a storage
+  bool operator==(const Carved&) const = default;
+};
+
 struct TensorCase {
   c10::ScalarType dtype = c10::ScalarType::Float;
   std::vector<int64_t> sizes;
@@ -38,6 +48,7 @@ struct TensorCase {
   int64_t slack = 0;
   bool none = false;  // an optional tensor passed as None
   ValueForm form = ValueForm::Drawn;
+  Carved carved;  // Layout::View only
 };
 
 // A caller's mistake made on purpose (generators/misuse.h): one relation the contract

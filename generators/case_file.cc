@@ -7,6 +7,7 @@
 #include "generators/case_gen.h"
 #include "generators/edge_values.h"
 #include "generators/misuse.h"
+#include "generators/view_carve.h"
 #include "support/atomic_file.h"
 #include "support/json_writer.h"
 
@@ -198,7 +199,13 @@ Case parse_case(const CaseFileRecord& r, const Contract& contract) {
                                                "' as '" + from + "' (aliasing.inplace)");
   }
   if (const YAML::Node m = n["misuse"]) c.misuse = misuse_of(f, m, contract);
-  std::string why = case_misfit(c, contract);
+  std::string why;
+  try {  // views lie where the contract's view: puts them at the case's dims
+    carve_views(c, contract);
+  } catch (const ContractError& e) {
+    why = e.message();
+  }
+  if (why.empty()) why = case_misfit(c, contract);
   if (why.empty()) why = misuse_misfit(c, contract);
   if (!why.empty()) throw ContractError(yaml_loc(f, n), "the case does not fit " + contract.file + ": " + why);
   return c;

@@ -8,6 +8,7 @@
 #include "generators/dim_gen.h"
 #include "generators/edge_values.h"
 #include "generators/layout.h"
+#include "generators/view_carve.h"
 
 namespace opc {
 namespace {
@@ -80,18 +81,23 @@ bool inplace_fits(const Case& k, const Contract& c, int spec) {
   const auto& into = std::get<TensorCase>(k.args[s.into]);
   const auto& from = std::get<TensorCase>(k.args[s.from]);
   return !into.none && !from.none && into.dtype == from.dtype && into.sizes == from.sizes &&
-         into.layout == from.layout && into.slack == from.slack;
+         into.layout == from.layout && into.slack == from.slack && from.layout != Layout::View;
 }
 
 // Refuses a case whose tensors would take more than kMaxCaseElements of storage in all,
 // before anything is allocated. Cases with a negative size are left to case_is_valid.
 void check_case_size(const Case& k, const Contract& c) {
   int64_t total = 0;
+  std::vector<bool> buffer_counted(c.buffers.size());
   for (const auto& a : c.args) {
     const auto* t = std::get_if<TensorCase>(&k.args[a.index]);
     if (!t || t->none ||
         std::any_of(t->sizes.begin(), t->sizes.end(), [](int64_t d) { return d < 0; }))
       continue;
+    if (t->layout == Layout::View) {  // the views of a buffer take its storage once
+      if (buffer_counted[t->carved.buffer]) continue;
+      buffer_counted[t->carved.buffer] = true;
+    }
     if (__builtin_add_overflow(total, storage_extent(*t), &total)) total = INT64_MAX;
     if (total > kMaxCaseElements)
       throw ContractError(a.loc, "args." + a.name + ": the dims allow a case too large to run (" +
@@ -150,13 +156,14 @@ Case pick_case(const Contract& c) {
     while (src->dtype_from >= 0) src = &c.args[src->dtype_from];
     std::get<TensorCase>(k.args[a.index]).dtype = std::get<TensorCase>(k.args[src->index]).dtype;
   }
+  carve_views(k, c);
   // One case in four is also called in place, when its tensors allow; shrinking goes to
   // separate tensors.
   if (const int n = static_cast<int>(c.inplace.size()); n > 0) {
     std::vector<int> picks(3 * n, -1);
     for (int spec = 0; spec < n; ++spec) picks.push_back(spec);
     const int pick = *choice_gen(std::move(picks));
-    if (pick >= 0) {
+    if (pick >= 0 && std::get<TensorCase>(k.args[c.inplace[pick].from]).layout != Layout::View) {
       auto& into = std::get<TensorCase>(k.args[c.inplace[pick].into]);
       const auto& from = std::get<TensorCase>(k.args[c.inplace[pick].from]);
       into.layout = from.layout;  // one tensor: one layout
@@ -241,6 +248,16 @@ std::string case_misfit(const Case& c, const Contract& contract) {
     if (!layout_applies(t.layout, t.sizes.size()) && t.layout != Layout::Contiguous)
       return "argument '" + a.name + "' has a layout its rank does not allow";
     if (t.slack < 0 || t.slack > 64) return "argument '" + a.name + "' has a slack outside [0, 64]";
+    if (t.layout == Layout::View) {
+      if (!a.view) return "argument '" + a.name + "' is a view, and the contract gives it no view:";
+      std::vector<int64_t> sizes;
+      try {
+        if (carve(a, contract, c.values, sizes) != t.carved || sizes != t.sizes)
+          return "argument '" + a.name + "' does not lie where its view: puts it";
+      } catch (const ContractError& e) {
+        return e.message();
+      }
+    }
     if (const auto forms = edge_forms(a, t.dtype);
         t.form != ValueForm::Drawn && std::find(forms.begin(), forms.end(), t.form) == forms.end())
       return "argument '" + a.name + "' has values (" + to_string(t.form) + ") that its dtype and values: do not allow";
@@ -273,6 +290,7 @@ Case with_value(const Case& c, const Contract& contract, int slot, int64_t value
     if (!t || t->none) continue;
     t->sizes = shape_of(a, k.values);
   }
+  carve_views(k, contract);
   if (k.inplace >= 0 && !inplace_fits(k, contract, k.inplace)) k.inplace = -1;
   check_case_size(k, contract);
   return k;

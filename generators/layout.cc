@@ -48,6 +48,7 @@ std::vector<int64_t> base_sizes(const TensorCase& t, Layout layout) {
       if (__builtin_mul_overflow(base[rank - 1], 2, &base[rank - 1])) base[rank - 1] = INT64_MAX;
       break;
     case Layout::Permuted: std::swap(base[0], base[1]); break;
+    case Layout::View: break;  // carved from its buffer (geometry_of)
   }
   return base;
 }
@@ -75,6 +76,7 @@ bool layout_applies(Layout layout, size_t rank) {
     case Layout::Expanded:
     case Layout::InnerStrided: return rank >= 1;
     case Layout::Permuted: return rank >= 3;
+    case Layout::View: return true;
   }
   return false;
 }
@@ -82,6 +84,13 @@ bool layout_applies(Layout layout, size_t rank) {
 Geometry geometry_of(const TensorCase& t) {
   Geometry g;
   g.sizes = t.sizes;
+  if (t.layout == Layout::View) {
+    g.strides = t.carved.strides;
+    g.offset = t.carved.offset;
+    g.storage_elems = t.carved.base_elems;
+    g.contiguous = is_contiguous(g.sizes, g.strides);
+    return g;
+  }
   const size_t rank = t.sizes.size();
   const Layout layout = effective_layout(t);
   const std::vector<int64_t> base = base_sizes(t, layout);
@@ -103,6 +112,7 @@ Geometry geometry_of(const TensorCase& t) {
 }
 
 int64_t storage_extent(const TensorCase& t) {
+  if (t.layout == Layout::View) return t.carved.base_elems;
   const Layout layout = effective_layout(t);
   int64_t n = 1;
   for (int64_t d : base_sizes(t, layout))

@@ -12,7 +12,8 @@
 
 namespace opc {
 
-// Every tensor of a case lives in a storage of its own with kGuardElems guard elements
+// Every tensor of a case lives in a storage of its own (the views of one `buffers:` entry
+// share the buffer's) with kGuardElems guard elements
 // before the base its layout carves the view from (runners/materialize.h), and storages
 // start kStorageAlignment-byte aligned (PyTorch's CPU allocator): so the view's data
 // pointer alignment is known before anything is allocated.

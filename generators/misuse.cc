@@ -5,6 +5,7 @@
 
 #include "generators/case_gen.h"
 #include "generators/layout.h"
+#include "generators/view_carve.h"
 
 namespace opc {
 namespace {
@@ -145,6 +146,10 @@ std::optional<Case> apply_misuse(const Case& c, const Contract& contract) {
   k.misuse = m;
   auto* t = m.arg >= 0 && m.arg < static_cast<int>(k.args.size()) ? std::get_if<TensorCase>(&k.args[m.arg]) : nullptr;
   if (!t || t->none) return std::nullopt;
+  // A view mistaken in its size or dtype no longer fits its buffer: it becomes a tensor of
+  // its own, as a caller who built it wrong would hand it.
+  if (t->layout == Layout::View && (m.kind == MisuseKind::Size || m.kind == MisuseKind::Dtype))
+    t->layout = Layout::Contiguous;
   switch (m.kind) {
     case MisuseKind::None: break;
     case MisuseKind::Size: {
@@ -204,6 +209,7 @@ Case plain_valid_call(const Case& c, const Contract& contract) {
     t->layout = layout_applies(first, t->sizes.size()) ? first : Layout::Contiguous;
     t->slack = default_slack(t->layout);
   }
+  carve_views(k, contract);
   return k;
 }
 

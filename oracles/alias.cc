@@ -1,8 +1,11 @@
 // alias: what a return may share with the inputs and the other returns.
 #include <c10/util/irange.h>
 
+#include <algorithm>
+
 #include "generators/case.h"
 #include "oracles/oracles.h"
+#include "oracles/storage_diff.h"
 
 namespace opc {
 namespace {
@@ -29,6 +32,17 @@ bool overlap(std::pair<uintptr_t, uintptr_t> a, std::pair<uintptr_t, uintptr_t> 
   return a.first < a.second && b.first < b.second && a.first < b.second && b.first < a.second;
 }
 
+// Whether `t` occupies an element of the view `a` was handed. Views of one buffer
+// interleave (the key and value rows of each block), so their byte spans overlap while
+// their elements do not.
+bool touches_view(const at::Tensor& t, const ArgObservation& a) {
+  if (t.element_size() != a.storage.element_size()) return true;  // not comparable: assume so
+  const std::vector<uint8_t> mine = footprint(t, a.storage), theirs = footprint(a.view, a.storage);
+  for (size_t e = 0; e < mine.size(); ++e)
+    if (mine[e] && theirs[e]) return true;
+  return false;
+}
+
 const char* kConsequence =
     " torch.compile's custom-op aliasing guard rejects such an op (\"may not alias any inputs "
     "to this custom operator or other returns\"), and passes that trust the schema may reuse "
@@ -45,8 +59,14 @@ std::vector<Finding> check_alias(const OracleInput& in) {
     const TensorMeta& rm = rets[r].meta;
     const int allowed = r < in.registered.return_alias.size() ? in.registered.return_alias[r] : -1;
     const std::string ret = "return " + std::to_string(r);
+    // Views of one buffer share a StorageImpl: a return aliasing the argument it may alias
+    // shares it with that argument's siblings too, and aliases a sibling only by overlap.
+    const auto allowed_obs = std::find_if(in.obs.tensors.begin(), in.obs.tensors.end(),
+                                          [&](const ArgObservation& a) { return a.arg == allowed; });
+    const void* allowed_storage = allowed_obs == in.obs.tensors.end() ? nullptr : allowed_obs->after.storage;
     for (const ArgObservation& a : in.obs.tensors) {
       if (a.arg == allowed) continue;
+      if (allowed_storage && a.after.storage == allowed_storage && !touches_view(rets[r].value, a)) continue;
       const std::string& name = in.contract.args[a.arg].name;
       const std::string unannotated =
           allowed < 0 ? " but the schema gives the return no alias annotation."

@@ -1,5 +1,6 @@
 #include "runners/compiled_runner.h"
 
+#include <algorithm>
 #include <cstring>
 #include <unordered_set>
 
@@ -90,7 +91,17 @@ CompiledObservation run_compiled(const OpBinding& op, const Contract& contract, 
   if (padding_variant >= 0) return out;
   for (const TensorArg& t : m.tensors) {
     if (op.annotations.mutable_arg[t.arg]) continue;
-    std::memset(t.storage.data_ptr(), 0x7F, t.storage.nbytes());
+    // A storage several arguments are views of dies only where this input lies in it.
+    const bool shared = std::any_of(m.tensors.begin(), m.tensors.end(), [&](const TensorArg& o) {
+      return o.arg != t.arg && o.storage.data_ptr() == t.storage.data_ptr();
+    });
+    if (!shared) {
+      std::memset(t.storage.data_ptr(), 0x7F, t.storage.nbytes());
+      continue;
+    }
+    at::Tensor junk = at::empty(t.view.sizes(), t.view.options());
+    std::memset(junk.data_ptr(), 0x7F, junk.nbytes());
+    t.view.copy_(junk);
   }
   for (size_t r = 0; r < out.obs.returns.size(); ++r) {
     const ReturnObservation& ro = out.obs.returns[r];

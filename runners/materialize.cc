@@ -349,6 +349,7 @@ Materialized materialize(const Case& c, const Contract& contract, const CaseFact
   Materialized m;
   m.args.reserve(contract.args.size());
   const EvalInput in = facts.input();
+  std::vector<at::Tensor> buffers(contract.buffers.size());  // made by their first view
   for (const auto& a : contract.args) {
     if (!a.is_tensor) {
       m.args.push_back(scalar_arg(c, contract, a));
@@ -360,16 +361,28 @@ Materialized materialize(const Case& c, const Contract& contract, const CaseFact
       continue;
     }
     const Geometry& g = facts.geometry(a.index);
-    const int64_t trailing = placement == Placement::Fenced ? 0 : kGuardElems;
-    at::Tensor storage = new_storage(kGuardElems + g.storage_elems + trailing, t.dtype, placement);
-    const size_t item = storage.element_size();
-    auto* bytes = static_cast<uint8_t*>(storage.data_ptr());
-    std::memset(bytes, kGuardByte, kGuardElems * item);
-    std::memset(bytes + (kGuardElems + g.storage_elems) * item, kGuardByte,
-                (storage.numel() - kGuardElems - g.storage_elems) * item);
     Rng rng{c.data_seed ^ (0xD1B54A32D192ED03ull * static_cast<uint64_t>(a.index + 1))};
-    fill_values(storage, kGuardElems, g.storage_elems, rng, a.values, in);
-    at::Tensor view = storage.as_strided(g.sizes, g.strides, kGuardElems + g.offset);
+    at::Tensor* shared = t.layout == Layout::View ? &buffers[t.carved.buffer] : nullptr;
+    at::Tensor storage = shared && shared->defined() ? *shared : at::Tensor();
+    at::Tensor view;
+    if (storage.defined()) {
+      // A later view of a buffer: its own values drawn into its elements.
+      view = storage.as_strided(g.sizes, g.strides, kGuardElems + g.offset);
+      at::Tensor drawn = at::empty({view.numel()}, storage.options());
+      fill_values(drawn, 0, view.numel(), rng, a.values, in);
+      view.copy_(drawn.view(g.sizes));
+    } else {
+      const int64_t trailing = placement == Placement::Fenced ? 0 : kGuardElems;
+      storage = new_storage(kGuardElems + g.storage_elems + trailing, t.dtype, placement);
+      const size_t item = storage.element_size();
+      auto* bytes = static_cast<uint8_t*>(storage.data_ptr());
+      std::memset(bytes, kGuardByte, kGuardElems * item);
+      std::memset(bytes + (kGuardElems + g.storage_elems) * item, kGuardByte,
+                  (storage.numel() - kGuardElems - g.storage_elems) * item);
+      fill_values(storage, kGuardElems, g.storage_elems, rng, a.values, in);
+      view = storage.as_strided(g.sizes, g.strides, kGuardElems + g.offset);
+      if (shared) *shared = storage;
+    }
     if (a.values.kind == ValueDist::Kind::Offsets) fill_offsets(view, rng, a.values.hi.eval(in));
     apply_form(view, t.form, a.values, in);
     if (c.misuse.kind == MisuseKind::Index && c.misuse.arg == a.index) poke_first(view, c.misuse.value);
@@ -385,11 +398,17 @@ Materialized copy_of(const Materialized& m) {
   Materialized out;
   out.args = m.args;
   out.tensors.reserve(m.tensors.size());
+  std::vector<std::pair<const void*, at::Tensor>> copied;  // views of one buffer stay on one storage
   for (const TensorArg& t : m.tensors) {
-    // Allocated and copied directly: a case's small tensors would spend more time in the
-    // dispatcher (clone, empty) than in the copy.
-    at::Tensor storage = at::detail::empty_cpu({t.storage.numel()}, t.storage.scalar_type(), false);
-    std::memcpy(storage.data_ptr(), t.storage.data_ptr(), t.storage.nbytes());
+    const auto seen = std::find_if(copied.begin(), copied.end(), [&](const auto& p) { return p.first == t.storage.data_ptr(); });
+    at::Tensor storage = seen != copied.end() ? seen->second : at::Tensor();
+    if (!storage.defined()) {
+      // Allocated and copied directly: a case's small tensors would spend more time in the
+      // dispatcher (clone, empty) than in the copy.
+      storage = at::detail::empty_cpu({t.storage.numel()}, t.storage.scalar_type(), false);
+      std::memcpy(storage.data_ptr(), t.storage.data_ptr(), t.storage.nbytes());
+      copied.emplace_back(t.storage.data_ptr(), storage);
+    }
     at::Tensor view = storage.as_strided(t.view.sizes(), t.view.strides(), t.view.storage_offset());
     out.args[t.arg] = view;
     out.tensors.push_back({t.arg, storage, view});

@@ -15,6 +15,7 @@
 #include "generators/layout.h"
 #include "generators/recording.h"
 #include "generators/traffic_draft.h"
+#include "runners/materialize.h"
 #include "tests/cli_run.h"
 
 namespace opc {
@@ -187,10 +188,66 @@ TEST(Admission, EachKindOfMisfitIsRejectedWithItsReason) {
   shared.out = tensor("float32", "[4, 64]", "[128, 1]", 0, 0);
   shared.x = tensor("float32", "[4, 64]", "[128, 1]", 64, 0);
   EXPECT_EQ(reason(shared), "'out' and 'x' share one storage | 'out' and 'x' are views of one storage (offsets 0, 64): "
-                            "the generators make arguments that share a storage only as aliasing.inplace states");
+                            "the generators make arguments that share a storage only as views of one of the "
+                            "contract's buffers (view:) or as aliasing.inplace states");
   Call shape;
   shape.ids = tensor("int32", "[5]", "[1]", 0, 2);
   EXPECT_EQ(reason(shape), "'ids' has a shape the bound dims do not give | 'ids' is [5] where the dims give [4]");
+}
+
+// Key and value caches as the halves of one buffer (kv.chunk(2, dim=1)), or separate.
+const char* kCacheContract = R"y(op: t::cache_write
+schema: "cache_write(Tensor! key_cache, Tensor! value_cache) -> ()"
+dims: {blocks: {range: [1, 64]}, block: {range: [1, 32]}, width: {range: [1, 64]}}
+buffers:
+  kv: {shape: [blocks, "2 * block", width]}
+args:
+  key_cache: {dtype: [float32], shape: [blocks, block, width], layouts: [contiguous, view],
+              view: {of: kv, steps: [{chunk: [2, 1, 0]}]}}
+  value_cache: {dtype: key_cache, shape: [blocks, block, width], layouts: [contiguous, view],
+                view: {of: kv, steps: [{chunk: [2, 1, 1]}]}}
+modes: [eager]
+skip: {fake: "t", compiled: "t", cudagraph: "t"}
+)y";
+
+Admission admit_caches(const std::string& key, const std::string& value, const Contract& contract) {
+  const std::string line = R"({"op": "t::cache_write", "overload": "default", "calls": 1, "site": "t.py:1", "args": [)"
+                           R"({"name": "key_cache", "tensor": )" + key + R"(}, {"name": "value_cache", "tensor": )" +
+                           value + "}]}";
+  std::vector<RecordedCall> calls;
+  read_recording_text(std::string(kHeader) + "\n" + line + "\n", "r.jsonl", calls);
+  return admit(calls.at(0), contract);
+}
+
+TEST(Admission, ViewsOfOneStorageAreTheContractsViewsOfOneBufferAndReplayShared) {
+  const Contract contract = load_contract_text(kCacheContract, "cache.yaml");
+  // blocks 3, block 4, width 8: each block holds 4 key rows then 4 value rows; the buffer
+  // itself starts 1000 elements into a storage holding every layer's cache.
+  const Admission views = admit_caches(tensor("float32", "[3, 4, 8]", "[64, 8, 1]", 1000, 5),
+                                       tensor("float32", "[3, 4, 8]", "[64, 8, 1]", 1032, 5), contract);
+  ASSERT_TRUE(views.admitted) << views.detail;
+  const Case& c = *views.as_case;
+  for (int arg : {0, 1}) EXPECT_EQ(std::get<TensorCase>(c.args[arg]).layout, Layout::View) << describe(c, contract);
+  const CaseFacts facts(c, contract);
+  const Materialized m = materialize(c, contract, facts);
+  EXPECT_EQ(m.tensors[0].view.storage().unsafeGetStorageImpl(), m.tensors[1].view.storage().unsafeGetStorageImpl())
+      << "the replay shares one storage as the call did";
+  EXPECT_EQ(m.tensors[1].view.storage_offset() - m.tensors[0].view.storage_offset(), 32);
+  EXPECT_EQ(m.tensors[0].view.strides().vec(), (std::vector<int64_t>{64, 8, 1}));
+
+  const Admission apart = admit_caches(tensor("float32", "[3, 4, 8]", "[64, 8, 1]", 1000, 5),
+                                       tensor("float32", "[3, 4, 8]", "[64, 8, 1]", 1040, 5), contract);
+  EXPECT_FALSE(apart.admitted);
+  EXPECT_EQ(apart.pattern, "'key_cache' and 'value_cache' share one storage");
+  const Admission separate = admit_caches(tensor("float32", "[3, 4, 8]", "[64, 8, 1]", 0, 5),
+                                          tensor("float32", "[3, 4, 8]", "[64, 8, 1]", 32, 6), contract);
+  EXPECT_FALSE(separate.admitted);
+  EXPECT_EQ(separate.detail, "'key_cache' and 'value_cache' are views of buffer 'kv' in the contract, of separate "
+                             "storages in the call");
+  const Admission dense = admit_caches(tensor("float32", "[3, 4, 8]", "[32, 8, 1]", 0, 5),
+                                       tensor("float32", "[3, 4, 8]", "[32, 8, 1]", 0, 6), contract);
+  ASSERT_TRUE(dense.admitted) << dense.detail;
+  EXPECT_EQ(std::get<TensorCase>(dense.as_case->args[0]).layout, Layout::Contiguous);
 }
 
 TEST(Admission, TheSameTensorForTwoArgumentsIsTheContractsInPlaceUse) {
@@ -351,6 +408,31 @@ TEST(TrafficReplay, ARecordedCallRunsFirstWithItsGeometryExactly) {
   r = run("check tests/contracts/extent.yaml --traffic " + (dir / "missing.jsonl").string());
   EXPECT_EQ(r.exit, 2);
   EXPECT_CONTAINS(r.output, "missing.jsonl: cannot read it");
+}
+
+// A recorded call whose caches are the halves of one storage replays with them sharing one
+// storage again: the planted kernel that walks key_cache as dense rows is caught on it.
+TEST(TrafficReplay, ARecordedSharedStorageStaysShared) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / ("opc_shared_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  // blocks 2, block 3, width 4: key rows then value rows in each block of one storage, at
+  // offsets 100 and 112 of it (another layer's cache before them).
+  const std::string call =
+      R"({"op": "opc_test::cache_scale", "overload": "default", "calls": 1, "site": "t.py:1", "args": [)"
+      R"({"name": "key_cache", "tensor": )" + tensor("float32", "[2, 3, 4]", "[24, 4, 1]", 100, 0) + "}, " +
+      R"({"name": "value_cache", "tensor": )" + tensor("float32", "[2, 3, 4]", "[24, 4, 1]", 112, 0) + "}]}";
+  const std::string recording = (dir / "r.jsonl").string();
+  std::ofstream(recording) << kHeader << "\n" << call << "\n";
+  const std::string check = "check tests/contracts/views.yaml --load " + std::string(OPC_TEST_OPS) +
+                            " --no-python --cases 1 --traffic " + recording;
+  Result r = run(check + " --target opc_test::cache_scale_dense_rows");
+  EXPECT_EQ(r.exit, 1) << r.output;
+  EXPECT_CONTAINS(r.output, "(eager), replaying a call recorded in " + recording);
+  EXPECT_CONTAINS(r.output, "key_cache: float32[2, 3, 4] view of kv (strides [24, 4, 1], offset 0)");
+  EXPECT_CONTAINS(r.output, "value_cache: float32[2, 3, 4] view of kv (strides [24, 4, 1], offset 12)");
+  r = run(check + " --target opc_test::cache_scale");
+  EXPECT_EQ(r.exit, 0) << r.output;
 }
 
 }  // namespace

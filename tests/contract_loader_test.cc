@@ -614,7 +614,7 @@ TEST(LoaderUnknownKey, MisspeltOptionalKeyInArgsBlockStyle) {
     layuots: [narrow]
 )y";
   EXPECT_TRUE(fails_at(text, 9, 5, "unknown key 'layuots' in args.x (known: dtype, shape, "
-                                   "forms, layouts, values, optional); did you mean 'layouts'?"));
+                                   "forms, layouts, view, values, optional); did you mean 'layouts'?"));
 }
 
 TEST(LoaderUnknownKey, InDims) {
@@ -800,7 +800,7 @@ TEST(LoaderTypes, BadValues) {
   EXPECT_TRUE(fails_at_token(
       kHead + "args:\n  x: {dtype: float32, shape: [n], layouts: [contiguous, strided]}\n",
       "strided", "args.x: unknown layout 'strided' (known: contiguous, narrow, transposed, "
-                 "row_strided, misaligned, expanded, inner_strided, permuted)"));
+                 "row_strided, misaligned, expanded, inner_strided, permuted, view)"));
   EXPECT_TRUE(fails_at_token(kHead + "args:\n  x: {dtype: float32, shape: [n], optional: true}\n",
                              "true", "the schema says this argument is a plain Tensor"));
   EXPECT_TRUE(fails_at_token(kHead + "args:\n  x: {dtype: float32, shape: [n], optional: yes}\n",
@@ -1156,6 +1156,47 @@ args:
                              "a form is a shape, [dim, ...], not empty"));
   EXPECT_TRUE(fails_at_token(head + "  x: {dtype: float32, shape: [n], forms: [n]}\n", "n]}", "args.x.forms"));
   EXPECT_TRUE(fails_at_token(head + "  x: {dtype: float32, shape: [n], forms: [[m]]}\n", "m]", "m"));
+}
+
+// buffers: and view: load into their steps, and every mistake in them is named at its place.
+TEST(ContractLoader, BuffersAndViewsLoadAndTheirMistakesAreNamed) {
+  const std::string head = R"y(op: a::f
+schema: "f(Tensor q, Tensor k) -> ()"
+dims:
+  n: {range: [1, 8]}
+buffers:
+  qkv: {shape: [n, 6]}
+)y";
+  const Contract c = load_contract_text(head + R"y(args:
+  q: {dtype: float32, shape: [n, 2], layouts: [contiguous, view], view: {of: qkv, steps: [{narrow: [1, 0, 2]}]}}
+  k: {dtype: q, shape: [2, n], view: {of: qkv, steps: [{narrow: [1, 2, 2]}, {transpose: [0, 1]}]}}
+)y", kFile);
+  ASSERT_EQ(c.buffers.size(), 1u);
+  EXPECT_EQ(c.buffers[0].name, "qkv");
+  EXPECT_EQ(c.args[0].layouts, (std::vector<Layout>{Layout::Contiguous, Layout::View}));
+  EXPECT_EQ(c.args[1].layouts, (std::vector<Layout>{Layout::View})) << "view: alone means always a view";
+  ASSERT_TRUE(c.args[1].view);
+  ASSERT_EQ(c.args[1].view->steps.size(), 2u);
+  EXPECT_EQ(c.args[1].view->steps[1].kind, ViewStep::Kind::Transpose);
+
+  const std::string k = "  k: {dtype: q, shape: [n, 2]}\n";
+  std::string t = head + "args:\n  q: {dtype: float32, shape: [n, 2], view: {of: kvq, steps: []}}\n" + k;
+  EXPECT_TRUE(fails_at_token(t, "kvq", "args.q.view.of: no buffer 'kvq'"));
+  t = head + "args:\n  q: {dtype: float32, shape: [n, 2], layouts: [contiguous], view: {of: qkv, steps: []}}\n" + k;
+  EXPECT_TRUE(fails_at_token(t, "[contiguous]", "list `view` among them"));
+  t = head + "args:\n  q: {dtype: float32, shape: [n, 2], layouts: [view]}\n" + k;
+  EXPECT_TRUE(fails_at_token(t, "[view]", "`view` needs view: {of: BUFFER"));
+  t = head + "args:\n  q: {dtype: float32, shape: [n, 2], view: {of: qkv, steps: [{slice: [1, 0, 2]}]}}\n" + k;
+  EXPECT_TRUE(fails_at_token(t, "slice", "unknown step 'slice' (known: select, narrow, chunk, view, transpose)"));
+  t = head + "args:\n  q: {dtype: float32, shape: [n, 2], view: {of: qkv, steps: [{narrow: [1, 0]}]}}\n" + k;
+  EXPECT_TRUE(fails_at_token(t, "[1, 0]", "narrow takes [dim, start, length]"));
+  t = head + "args:\n  q: {dtype: float32, shape: [n, 2], view: {of: qkv, steps: [{select: [0, m]}]}}\n" + k;
+  EXPECT_TRUE(fails_at_token(t, "m]", "unknown name 'm'"));
+  t = head + "args:\n  q: {dtype: float32, shape: [n, 2]}\n" + k;
+  EXPECT_TRUE(fails_at_token(t, "qkv:", "buffers.qkv is the view of no argument"));
+  t = head + "args:\n  q: {dtype: float32, shape: [n, 2], view: {of: qkv, steps: []}}\n" +
+      "  k: {dtype: float32, shape: [n, 2], view: {of: qkv, steps: []}}\n";
+  EXPECT_TRUE(fails_at(t, 9, 44, "'k' and 'q' are views of buffer 'qkv' and so share its dtype: give 'k' dtype: q"));
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 """Records the custom-op calls a Python program makes, with each call's argument geometry.
 
 What it is for: run a real program (a vLLM serve, a test, a benchmark) and see which custom
-ops (any namespace but torch's own ``aten``, ``prims``, ``prim`` and ``profiler``) it calls, from where, how often, and with what
+ops (any namespace but torch's own: ``aten``, ``prims``, ``prim``, ``profiler``, ``mkldnn``, ``onednn``,
+``quantized``, ``inductor``) it calls, from where, how often, and with what
 arguments: each tensor's dtype, shape, strides, storage offset, which arguments share a
 buffer, alignment, contiguity, device and (integer/bool tensors) the range of its values;
 each scalar's value. A contract's cases can then be checked against what is really called.
@@ -95,9 +96,11 @@ CHECK_EVERY = 256
 # Integer/bool tensors with more elements than this get "range_skipped" instead of min/max.
 RANGE_LIMIT = 2 ** 20
 
-# Not custom ops: ATen, its primitives, and two more of torch's own (TorchScript's prim::device etc.,
-# which FX graphs call; profiler::_record_function_*, which torch.profiler.record_function calls).
-_SKIP_NAMESPACES = frozenset({"aten", "prims", "prim", "profiler"})
+# Not custom ops: ATen, its primitives, and more of torch's own (TorchScript's prim::device etc.,
+# which FX graphs call; profiler::_record_function_*, which torch.profiler.record_function calls;
+# the oneDNN kernels Inductor's CPU code calls, mkldnn::_linear_pointwise and its kin; the
+# quantized and Inductor helper ops).
+_SKIP_NAMESPACES = frozenset({"aten", "prims", "prim", "profiler", "mkldnn", "onednn", "quantized", "inductor"})
 _PREFIX = "[opcontract.record]"
 _OverloadPacket = torch._ops.OpOverloadPacket
 _Overload = torch._ops.OpOverload

@@ -16,8 +16,9 @@ const char* kUsage = R"(  opcontract admit RECORDING... [--contracts DIR]... [--
   Holds the contracts under DIR (default contracts/) to the custom-op calls a program made,
   as `python -m opcontract.record --out RECORDING -- program.py` records them: per op, the
   calls seen, those its contract admits (its dims bound from the call, each within its
-  range, the dtypes, layouts, None-ness, values and scalars the contract draws, no shared
-  storage, constraints and requires), each rejected pattern with its reason and one example
+  range, the dtypes, layouts, None-ness, values and scalars the contract draws, storage
+  shared only as the contract's views of one buffer or its in-place uses, constraints and
+  requires), each rejected pattern with its reason and one example
   call, and every op called that no contract covers, with its NOT_COVERED reason.
   --json     also writes the result as JSON (for `opcontract report`'s "real calls" column).
   --import   modules whose types the contracts' schemas name (vLLM's LayerName).

@@ -341,6 +341,8 @@ std::vector<Finding> case_findings(const CaseOps& ops, const Contract& contract,
     return judge.judge(modes, written);
   } catch (const CheckError&) {
     throw;
+  } catch (const python::CaseDeclined&) {
+    throw;  // not a call the program makes here: the case loop counts it, nothing is judged
   } catch (...) {
     // Not the op's doing (its throws are observed): an error of the check itself, said
     // with where it happened so that it can be reproduced.

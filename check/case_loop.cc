@@ -90,7 +90,6 @@ class CaseLoop {
   // They run in a worker of their own, forked anew after each that found something: an
   // accepted mistake may leave the heap corrupt, and no case after it must crash for it.
   void run_misuse(const CaseDraws::Draw& d, int found_at) {
-    ++r_.misuse_cases;
     Case c = d.c;
     c.misuse = *d.misuse;
     const rc::Shrinkable<Case> shrinkable = misused(d.shrinkable, *d.misuse);
@@ -98,6 +97,8 @@ class CaseLoop {
     const auto began = Clock::now();
     const CaseOutcome outcome = worker.run(c);
     r_.seconds.misuse += seconds_since(began);
+    if (declined(outcome)) return;
+    ++r_.misuse_cases;
     keep_new_findings(worker, outcome, c, &shrinkable, found_at, "");
   }
 
@@ -105,16 +106,25 @@ class CaseLoop {
   // generator (`shrinkable`), as it is when it was replayed.
   void run_case(const Case& c, bool breaks, const rc::Shrinkable<Case>* shrinkable, int found_at,
                 const std::string& from_file) {
-    ++r_.cases;
-    if (!breaks && !c.misuse) count_branches(c);
     CaseWorker& worker = c.misuse ? misuse_worker() : worker_;  // a corpus case may be a mistake
     const auto began = Clock::now();
     const CaseOutcome outcome = worker.run(c);
     (c.misuse ? r_.seconds.misuse : r_.seconds.cases) += seconds_since(began);
+    if (declined(outcome)) return;
+    ++r_.cases;
+    if (!breaks && !c.misuse) count_branches(c);
     if (!c.misuse)
       for (const auto& [m, s] : outcome.mode_seconds) r_.seconds.modes[m] += s;
     for (int w : outcome.written) written_[w] = true;
     keep_new_findings(worker, outcome, c, shrinkable, found_at, from_file);
+  }
+
+  // A case the contract's python_state hook declined (not a call the program makes here) is
+  // counted by its reason and judged no further.
+  bool declined(const CaseOutcome& outcome) {
+    if (outcome.declined.empty()) return false;
+    ++r_.declined[outcome.declined];
+    return true;
   }
 
   CaseWorker& misuse_worker() {
@@ -203,9 +213,14 @@ class CaseLoop {
     options_.checkpoint(so_far);
   }
 
-  // Each mode that ran passes unless it found something.
+  // Each mode that ran passes unless it found something; none ran when the state hook
+  // declined every case.
   void settle_modes(ContractResult& result) const {
     for (Mode m : plan_.run) {
+      if (result.cases == 0 && !result.declined.empty()) {
+        result.modes[m] = {"not_run", 0, "the state hook declined every case: " + result.declined.begin()->first, ""};
+        continue;
+      }
       bool failed = false;
       // A caller's mistake accepted is the misuse clause's, not the mode's conformance.
       for (const auto& f : result.findings) failed |= f.mode == to_string(m) && f.clause != "misuse";
@@ -224,8 +239,8 @@ class CaseLoop {
     settle_modes(r_);
     add_warnings();
     // A run stopped early (Ctrl-C, bench once it caught what it looks for) is not judged
-    // on coverage.
-    if (!r_.stopped) add_coverage_findings();
+    // on coverage, nor is one whose every case the state hook declined (nothing ran).
+    if (!r_.stopped && (r_.cases > 0 || r_.declined.empty())) add_coverage_findings();
   }
 
   void add_warnings() {

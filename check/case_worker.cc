@@ -104,7 +104,12 @@ CaseOutcome judge_here(const CaseOps& ops, const Contract& contract, const Case&
                        const std::vector<Mode>& modes) {
   CaseOutcome out;
   std::vector<bool> written(contract.args.size(), false);
-  out.findings = case_findings(ops, contract, c, CaseFacts(c, contract), modes, &written);
+  try {
+    out.findings = case_findings(ops, contract, c, CaseFacts(c, contract), modes, &written);
+  } catch (const python::CaseDeclined& e) {
+    out.declined = e.what();
+    return out;
+  }
   for (size_t i = 0; i < written.size(); ++i)
     if (written[i]) out.written.push_back(static_cast<int>(i));
   return out;
@@ -126,7 +131,8 @@ CaseOutcome judge_here(const CaseOps& ops, const Contract& contract, const Case&
         const std::vector<Mode> modes = get_modes(in);
         const Case c = get_case(in);
         const CaseOutcome judged = judge_here(ops, contract, c, modes);
-        put_findings(reply.str("R"), judged.findings, judged.written);
+        if (!judged.declined.empty()) reply.str("D").str(judged.declined);
+        else put_findings(reply.str("R"), judged.findings, judged.written);
       }
     } catch (...) {
       reply = WireOut();
@@ -333,7 +339,8 @@ CaseOutcome CaseWorker::run_isolated(const Case& c) {
   WireIn in(reply);
   const std::string kind = in.str();
   if (kind == "E") throw CheckError(in.str());
-  get_findings(in, out.findings, out.written);
+  if (kind == "D") out.declined = in.str();
+  else get_findings(in, out.findings, out.written);
   return out;
 }
 

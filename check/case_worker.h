@@ -34,6 +34,9 @@ struct CaseOutcome {
   // What the op and torch printed during the case (warnings, prints; a crash's last words),
   // when the worker captures its output; capped (support/output_capture.h).
   std::string output;
+  // Why the contract's python_state hook declined the case (python::CaseDeclined): nothing
+  // was judged; "" when it was not.
+  std::string declined;
   bool worker_died = false;  // the findings hold the crash; not worth shrinking when it hung
   bool hung = false;
   // Wall-clock seconds the worker spent in each mode on this case (from the judge's entering

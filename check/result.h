@@ -67,6 +67,9 @@ struct ContractResult {
   int cases = 0;     // cases run: replayed and generated
   int replayed = 0;  // of them, from CheckOptions::replay_first
   int misuse_cases = 0;  // caller's mistakes run besides (generators/misuse.h)
+  // Cases the contract's python_state hook declined, by its reason: calls the program never
+  // makes on this machine (runners/python/bridge.h, CaseDeclined). Not in `cases`.
+  std::map<std::string, int> declined;
   std::string misuse_not_run;  // why none was made, when none could be
   int next_case = 0;  // the generated case a resumed campaign goes on from
   bool stopped = false;  // ended early by CheckOptions::stop

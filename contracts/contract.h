@@ -135,7 +135,8 @@ struct ArgSpec {
   // so that it follows them when cases are drawn and shrunk.
   std::optional<Expr> from_dims;
   // Or `{state: NAME}`: the object the contract's `python_state:` hook returns under NAME
-  // (vLLM's `layer_name`, a PyObject, names the layer the hook built). `choices` then holds
+  // (vLLM's `layer_name`, a PyObject, names the layer the hook built; a tensor the hook made,
+  // such as a packed weight, is not drawn: `is_tensor` is then false). `choices` then holds
   // NAME, which is what a case records for the argument.
   std::string from_state;
 };

@@ -308,12 +308,16 @@ void Loader::load_python_state(const YAML::Node& n, Contract& c) {
             "vllm_state:attention), called with the case before each call");
 }
 
-// `{state: NAME}`: the argument takes what the python_state hook returns under NAME. A
-// PyObject argument (vLLM's layer_name) can only be given so. False when `n` is not that form.
+// Whether an argument's node is the `{state: NAME}` form.
+bool names_state(const YAML::Node& n) { return n && n.IsMap() && n["state"]; }
+
+// `{state: NAME}`: the argument takes what the python_state hook returns under NAME (a
+// tensor too: the eager mode observes it as it observes drawn tensors). A PyObject argument
+// (vLLM's layer_name) can only be given so. False when `n` is not that form.
 bool Loader::load_state_arg(const YAML::Node& n, ArgSpec& a, const c10::Argument& sa, const Contract& c) {
   const std::string what = "args." + a.name;
   const bool py_object = sa.type()->kind() == c10::TypeKind::PyObjectType;
-  if (!n.IsMap() || !n["state"]) {
+  if (!names_state(n)) {
     if (py_object)
       fail(n, what + ": a " + sa.type()->str() + " argument is an object the contract's python_state "
                      "hook builds: write {state: NAME} (NAME: the key of the hook's dict)");
@@ -422,6 +426,9 @@ void Loader::load_args(const YAML::Node& map, Contract& c) {
     a.is_tensor = t->kind() == c10::TypeKind::TensorType;
     if (auto opt = t->cast<c10::OptionalType>())
       if (opt->getElementType()->kind() == c10::TypeKind::TensorType) a.is_tensor = a.optional = true;
+    // A tensor the python_state hook makes (a packed weight, a oneDNN handle) is not drawn:
+    // a case records its NAME, as for any {state: NAME} argument.
+    if (a.is_tensor && names_state(map[a.name])) a.is_tensor = false;
     a.mutable_ = annotations.mutable_arg[i];
     if (std::find(c.scope.values.begin(), c.scope.values.end(), a.name) != c.scope.values.end())
       fail(map, "argument '" + a.name + "' has the same name as a dim or context value");

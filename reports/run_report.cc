@@ -236,6 +236,8 @@ void print_text_report(std::ostream& out, const std::vector<RunEntry>& run) {
         out << "   " << to_string(m) << " ran as " << mr.ran_as << "\n";
     if (r.misuse_cases) out << "   misuse: " << r.misuse_cases << " caller's mistakes made of the cases\n";
     else if (!r.misuse_not_run.empty() && !e.regression) out << "   misuse not run: " << r.misuse_not_run << "\n";
+    for (const auto& [why, n] : r.declined)
+      out << "   declined: " << n << " case(s) the state hook says the program never makes here: " << why << "\n";
     for (const std::string& w : r.warnings) out << "   warning: " << w << "\n";
     if (r.seconds.total > 0) out << "   time: " << time_text(r.seconds) << "\n";
     for (const ContractFinding& f : r.findings) {
@@ -353,6 +355,11 @@ void write_entry(JsonWriter& w, const RunEntry& e) {
   w.key("cases").value(r.cases);
   if (r.misuse_cases) w.key("misuse_cases").value(r.misuse_cases);
   if (!r.misuse_not_run.empty()) w.key("misuse_not_run").value(r.misuse_not_run);
+  if (!r.declined.empty()) {
+    w.key("declined").begin_object();
+    for (const auto& [why, n] : r.declined) w.key(why).value(n);
+    w.end_object();
+  }
   if (e.regression) write_regression(w, e);
   write_modes(w, e);
   w.key("branches").begin_object();

@@ -39,6 +39,18 @@ void build_python_state(const Contract& contract, const Case& c, std::vector<c10
   python::build_state(contract.python_state, state, *contract.schema, wanted, args);
 }
 
+// Tensors the python_state hook made (a packed weight, a oneDNN handle) are inputs like the
+// drawn ones: observed on their whole storage, so mutation and extent judge them too.
+void observe_state_tensors(const Contract& contract, const std::vector<c10::IValue>& args, bool snapshot,
+                           Observation& obs) {
+  for (const auto& a : contract.args) {
+    if (a.from_state.empty() || !args[a.index].isTensor()) continue;
+    const at::Tensor& t = args[a.index].toTensor();
+    const int64_t elems = static_cast<int64_t>(t.storage().nbytes()) / t.element_size();
+    obs.tensors.push_back(observe_arg(a.index, t.as_strided({elems}, {1}, 0), t, snapshot));
+  }
+}
+
 }  // namespace
 
 void set_context(const Contract& contract, const Case& c) {
@@ -119,6 +131,7 @@ Observation call_observed(const OpBinding& op, const Contract& contract, const C
   obs.tensors.reserve(m.tensors.size());
   for (const TensorArg& t : m.tensors) obs.tensors.push_back(observe_arg(t.arg, t.storage, t.view, snapshot));
   set_context(contract, c, m.args);
+  observe_state_tensors(contract, m.args, snapshot, obs);
   const std::vector<c10::IValue> rets = observe_call(op, m.args, obs);
   m.args.clear();  // drop our references so only the observation keeps the tensors
   observe_after(rets, obs);

@@ -194,6 +194,21 @@ TEST(LoaderPythonState, MistakesAreErrorsAtTheirPlace) {
                              "the cudagraph mode does not call it: skip that mode"));
 }
 
+// A tensor the hook makes (a packed weight) is not drawn: no shape, no dtype, no tensor facts.
+TEST(LoaderPythonState, ATensorTheHookMakesIsNotDrawn) {
+  const std::string head = "op: a::mm\nschema: \"mm(Tensor(a0!) out, Tensor x, Tensor packed) -> ()\"\n";
+  const std::string rest = "dims:\n  n: {range: [0, 8]}\nargs:\n  out: {dtype: float32, shape: [n]}\n"
+                           "  x: {dtype: float32, shape: [n]}\n  packed: {state: packed}\n"
+                           "modes: [fake, eager, compiled]\nskip: {cudagraph: \"CPU state\"}\n";
+  const Contract c = load_contract_text(head + "python_state: hooks:pack\n" + rest, kFile);
+  EXPECT_FALSE(c.arg("packed")->is_tensor);
+  EXPECT_EQ(c.arg("packed")->from_state, "packed");
+  EXPECT_TRUE(c.arg("x")->is_tensor);
+  EXPECT_TRUE(fails_at_token(head + rest, "{state", "this contract names no python_state"));
+  EXPECT_TRUE(fails_at_token(head + "python_state: hooks:pack\n" + rest + "branches:\n  b: \"packed.dim() == 2\"\n",
+                             "packed.dim", "packed"));
+}
+
 TEST(LoaderValid, OptionalScalarTakesItsElementTypesValues) {
   const Contract c = load_contract_text(R"y(op: a::f
 schema: "f(Tensor x, float? scale=None, str? fmt=None) -> Tensor"

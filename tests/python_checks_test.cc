@@ -46,6 +46,19 @@ TEST(RealTorchCompile, ImportingAMissingModuleIsAnError) {
   EXPECT_CONTAINS(r.output, "--import opcontract_no_such_module: ModuleNotFoundError");
 }
 
+// A python_state hook may decline a case the program never makes on this machine: it is
+// counted with the hook's reason and not judged; the other cases are.
+TEST(PythonState, DeclinedCasesAreCountedNotJudged) {
+  if (!embeds_python()) GTEST_SKIP() << "this opcontract embeds no Python";
+  const Result r = run_shell("cd " + shell_quote(OPC_SOURCE_DIR) + " && PYTHONPATH=tests/python " +
+                             shell_quote(OPC_BINARY) + " check tests/planted_contracts/state_declined.yaml --load " +
+                             shell_quote(OPC_TEST_OPS) + " --import opcontract_test_ops --cases 30 --no-misuse");
+  EXPECT_EQ(r.exit, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "case(s) the state hook says the program never makes here: no weight wider than 4 is packed here");
+  EXPECT_CONTAINS(r.output, "HOLDS");
+  EXPECT_FALSE(contains(r.output, "30 cases")) << r.output;  // the declined ones are not counted as run
+}
+
 // list shows the Python-registered ops an import brings, each with where its fake is.
 TEST(RealTorchCompile, ListShowsPythonOpsAndTheirFakes) {
   if (!embeds_python()) GTEST_SKIP() << "this opcontract embeds no Python";

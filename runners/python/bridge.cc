@@ -301,6 +301,7 @@ void build_state(const std::string& hook, const StateCase& c, const c10::Functio
   try {
     state = bridge().attr("build_state")(hook, c.values, c.arg_names, to_python(args), c.seed);
   } catch (const py::error_already_set& e) {
+    if (e.matches(bridge().attr("NotCalledHere"))) throw CaseDeclined(py::str(e.value()).cast<std::string>());
     throw StateHookError(python_error("the contract's python_state hook " + hook, e).what());
   }
   for (const auto& [index, key] : wanted) {

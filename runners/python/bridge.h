@@ -96,11 +96,18 @@ struct StateHookError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The python_state hook declined the case (it raised opcontract_bridge.NotCalledHere): the
+// program never makes such a call on this machine (vLLM falls back to F.linear where
+// oneDNN cannot make the primitive). what() is the hook's reason.
+struct CaseDeclined : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 // Calls the hook `module:function` with the case and its arguments `args` (schema order),
 // so that it builds the process state the op reads, and puts the objects it returns into
 // the arguments `wanted` names (schema index -> the key of the hook's dict), converted to
 // their schema types (a PyObject stays the Python object: vLLM's LayerName). Throws
-// StateHookError when the hook raises.
+// CaseDeclined when the hook declines the case, StateHookError when it raises otherwise.
 void build_state(const std::string& hook, const StateCase& c, const c10::FunctionSchema& schema,
                  const std::map<int, std::string>& wanted, std::vector<c10::IValue>& args);
 

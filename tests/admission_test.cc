@@ -266,6 +266,43 @@ TEST(Admission, AValueNoShapeNamesIsTriedOverItsChoices) {
   EXPECT_EQ(a.as_case->values[0], 16) << "ids up to 15 need vocab 16, not 8";
 }
 
+// Values no shape names alone are searched, but a prefix of them that already contradicts a
+// recorded size is not extended: here 4^6 assignments of the free choices would follow each
+// wrong (heads, per_head) pair, more than the search's budget.
+TEST(Admission, ASearchDropsAPrefixTheRecordedSizesContradict) {
+  const Contract c = load_contract_text(R"y(op: t::norm
+schema: "norm(Tensor! out, Tensor x, Tensor? weight, Tensor ids, float eps) -> ()"
+context:
+  heads: {choose: [1, 2, 3, 4]}
+  per_head: {choose: [1, 2, 3, 4]}
+  a: {choose: [1, 2, 3, 4]}
+  b: {choose: [1, 2, 3, 4]}
+  c: {choose: [1, 2, 3, 4]}
+  d: {choose: [1, 2, 3, 4]}
+  e: {choose: [1, 2, 3, 4]}
+  f: {choose: [1, 2, 3, 4]}
+dims:
+  rows: {range: [0, 16]}
+args:
+  out: {dtype: x, shape: [rows, heads * per_head]}
+  x: {dtype: float32, shape: [rows, heads * per_head]}
+  weight: none
+  ids: {dtype: int32, shape: [rows], values: {ints: [0, 7]}}
+  eps: {choose: [1.0e-6]}
+modes: [eager]
+skip: {fake: "t", compiled: "t", cudagraph: "t"}
+)y", "norm.yaml");
+  Call call;
+  call.out = tensor("float32", "[4, 12]", "[12, 1]", 0, 0);
+  call.x = tensor("float32", "[4, 12]", "[12, 1]", 0, 1);
+  const Admission a = admit(recorded(call), c);
+  ASSERT_TRUE(a.admitted) << a.detail;
+  EXPECT_EQ(a.as_case->values[0] * a.as_case->values[1], 12);
+  call.x = tensor("float32", "[4, 17]", "[17, 1]", 0, 1);
+  EXPECT_EQ(admit(recorded(call), c).detail, "'out' is [4, 12] where the dims give [?, 1] (?: a dim not chosen yet)")
+      << "no whole assignment was judged: the first contradicted prefix says why";
+}
+
 // Every layout the generator lays out is recognised from its strides alone.
 RC_GTEST_PROP(Admission, LayoutMatchingInvertsGeometry, ()) {
   const auto layout = *rc::gen::element(Layout::Contiguous, Layout::Transposed, Layout::RowStrided,

@@ -110,15 +110,16 @@ std::vector<std::optional<int64_t>> bind_values(const std::vector<const Recorded
   return bound;
 }
 
-// The candidates of an unbound slot, given the slots before it; empty: too many to try.
-std::vector<int64_t> candidates(const ValueSpec& v, const std::vector<int64_t>& values) {
+// The candidates of an unbound slot, given the slots before it (none where its range is
+// empty under them); nullopt: too many to try.
+std::optional<std::vector<int64_t>> candidates(const ValueSpec& v, const std::vector<int64_t>& values) {
   std::vector<int64_t> out;
   if (!v.choices.empty()) {
     for (const Expr& c : v.choices) out.push_back(eval(c, values));
     return out;
   }
   const int64_t lo = eval(v.range->first, values), hi = eval(v.range->second, values);
-  if (hi - lo >= 64) return {};
+  if (hi - lo >= 64) return std::nullopt;
   for (int64_t x = lo; x <= hi; ++x) out.push_back(x);
   return out;
 }
@@ -418,11 +419,11 @@ std::optional<Case> search(const std::vector<const RecordedArg*>& args, const Co
     return search(args, contract, bound, values, slot + 1, tries, first, pruned);
   }
   const ValueSpec& v = contract.values[slot];
-  const std::vector<int64_t> options = candidates(v, values);
-  if (options.empty())
+  const std::optional<std::vector<int64_t>> options = candidates(v, values);
+  if (!options)
     reject("'" + v.name + "' cannot be bound from the call",
            "no shape entry or scalar is '" + v.name + "' alone, and its range is too wide to try");
-  for (int64_t x : options) {
+  for (int64_t x : *options) {
     if (tries >= kMaxTries) break;
     values[slot] = x;
     if (!sizes_agree()) continue;

@@ -19,9 +19,12 @@ import time
 
 os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
 # vLLM sizes the CPU KV cache from the machine's memory unless told (measured: 17.5 GB of a
-# 24 GB machine for this 2-layer model, enough to push a 2-core CI machine into swap);
-# 1 GiB holds thousands of blocks, far more than these prompts use.
-os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
+# 24 GB machine for this 2-layer model, enough to push a 2-core CI machine into swap). These
+# prompts need a block or two per request: 4 MiB (64 blocks of 128 tokens for the bfloat16
+# model, 32 for the float32 one) holds them, and keeps the recorded caches small enough to
+# replay. VLLM_CPU_KVCACHE_SPACE (whole GiB) would override it, so it is dropped.
+os.environ.pop("VLLM_CPU_KVCACHE_SPACE", None)
+KV_CACHE_BYTES = 4 << 20
 
 from opcontract import record  # noqa: E402
 
@@ -45,7 +48,7 @@ def main() -> int:
         from vllm import LLM, SamplingParams
 
         llm = LLM(model=a.model, load_format="dummy", skip_tokenizer_init=True, dtype=a.dtype,
-                  max_model_len=128, enforce_eager=not a.compiled, seed=0)
+                  max_model_len=128, enforce_eager=not a.compiled, seed=0, kv_cache_memory_bytes=KV_CACHE_BYTES)
         greedy = SamplingParams(max_tokens=a.max_tokens, temperature=0.0, ignore_eos=True, detokenize=False)
         sampled = SamplingParams(max_tokens=a.max_tokens, temperature=0.8, seed=7, ignore_eos=True, detokenize=False)
         outputs = llm.generate([{"prompt_token_ids": ids} for ids in PROMPTS],

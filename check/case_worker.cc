@@ -168,8 +168,8 @@ CaseWorker::CaseWorker(const CaseOps& ops, const Contract& contract, IsolationOp
   ops_.on_compile = [shared = shared_](bool begin) {
     const int64_t now = steady_ms();
     if (begin) {
-      shared->compiling_since_ms = now;
-    } else if (shared->compiling_since_ms) {
+      if (shared->depth++ == 0) shared->compiling_since_ms = now;
+    } else if (shared->depth > 0 && --shared->depth == 0) {
       shared->grace_ms = shared->grace_ms + (now - shared->compiling_since_ms);
       shared->compiling_since_ms = 0;
     }
@@ -205,6 +205,10 @@ void CaseWorker::start() {
   if (pid == 0) {
     close(fds[0]);
     prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the checker
+    // A group of its own, so that killing the worker kills what it started too (vLLM
+    // inspects model classes in a subprocess, which would outlive a killed worker).
+    setpgid(0, 0);
+    python::set_state_hook_clock(ops_.on_compile);  // a hook's state building is not the op's time
     const rlimit no_core{0, 0};           // a crashing op is expected here: no core dumps
     setrlimit(RLIMIT_CORE, &no_core);
     // Ctrl-C stops the campaign in the parent, which then kills this worker: were the
@@ -220,6 +224,7 @@ void CaseWorker::start() {
     serve(fds[1], ops_, contract_);
   }
   close(fds[1]);
+  setpgid(pid, pid);  // as the child does, so that no kill(-pid) can come before it
   pid_ = pid;
   ++forked_;
   to_child_ = from_child_ = fds[0];
@@ -228,7 +233,7 @@ void CaseWorker::start() {
 void CaseWorker::stop() {
   if (pid_ < 0) return;
   close(to_child_);
-  kill(pid_, SIGKILL);
+  kill(-pid_, SIGKILL);
   int status;
   while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
   }
@@ -240,6 +245,7 @@ std::string CaseWorker::request(char kind, const std::string& body, CaseOutcome*
   using Clock = std::chrono::steady_clock;
   if (pid_ < 0) start();
   shared_->mode = static_cast<int>(Mode::Eager);
+  shared_->depth = 0;
   shared_->grace_ms = 0;
   shared_->compiling_since_ms = 0;
   shared_->mode_since_us = 0;
@@ -272,12 +278,13 @@ std::string CaseWorker::request(char kind, const std::string& body, CaseOutcome*
           " s per case (an endless loop or a deadlock, or raise the limit with --case-timeout); "
           "the worker was killed";
     died->hung = true;
-    kill(pid_, SIGKILL);
+    kill(-pid_, SIGKILL);
   }
   int wstatus = 0;
   while (waitpid(pid_, &wstatus, 0) < 0 && errno == EINTR) {
   }
   if (why.empty()) why = death_text(wstatus);
+  kill(-pid_, SIGKILL);  // what the dead worker started goes with it
   close(to_child_);
   pid_ = -1;
   to_child_ = from_child_ = -1;

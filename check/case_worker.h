@@ -104,12 +104,14 @@ class CaseWorker {
   int forked_ = 0;
   int to_child_ = -1, from_child_ = -1;
   // A page shared with the worker: the mode it is running (a crash's mode), how long the
-  // case in flight has spent in torch.compile calls, and since when it is in one (0: not),
+  // case in flight has spent in torch.compile calls and python_state hooks, and since when
+  // it is in one (0: not; `depth`: how many are open, a hook runs inside a compile),
   // neither counted against its time limit (steady-clock milliseconds, the same clock in
   // both processes); and the case's time per mode so far, with since when it is in the
   // current one (microseconds; 0: in none yet).
   struct SharedPage {
     int mode;
+    int depth;
     int64_t grace_ms;
     int64_t compiling_since_ms;
     int64_t mode_since_us;

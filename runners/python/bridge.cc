@@ -26,6 +26,7 @@ PyThreadState* g_main_thread = nullptr;  // the released GIL of the main thread
 PyGILState_STATE g_fork_gil{};
 py::module_* g_bridge = nullptr;         // leaked on purpose: never destroyed after finalisation
 std::string g_startup_output;            // what start(), warm_up_compile() and imports printed
+std::function<void(bool)> g_state_hook_clock;  // set_state_hook_clock's
 
 // Runs `f` with this process's output caught into g_startup_output, unless verbose: torch's
 // import-time warnings are not the run's news.
@@ -294,11 +295,18 @@ void set_context(const std::string& hook, const std::map<std::string, int64_t>& 
   }
 }
 
+void set_state_hook_clock(std::function<void(bool)> clock) { g_state_hook_clock = std::move(clock); }
+
 void build_state(const std::string& hook, const StateCase& c, const c10::FunctionSchema& schema,
                  const std::map<int, std::string>& wanted, std::vector<c10::IValue>& args) {
   py::gil_scoped_acquire gil;
   py::dict state;
+  struct Clocked {  // the hook's time, told to whoever keeps the op's time limit
+    Clocked() { if (g_state_hook_clock) g_state_hook_clock(true); }
+    ~Clocked() { if (g_state_hook_clock) g_state_hook_clock(false); }
+  };
   try {
+    const Clocked clocked;
     state = bridge().attr("build_state")(hook, c.values, c.arg_names, to_python(args), c.seed);
   } catch (const py::error_already_set& e) {
     if (e.matches(bridge().attr("NotCalledHere"))) throw CaseDeclined(py::str(e.value()).cast<std::string>());

@@ -14,6 +14,7 @@
 
 #include <ATen/core/ivalue.h>
 
+#include <functional>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -102,6 +103,12 @@ struct StateHookError : std::runtime_error {
 struct CaseDeclined : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+// Called with true right before a python_state hook runs and false right after: a case
+// worker does not count the time a hook spends building state (vLLM's configs, its model
+// inspection in a subprocess, a layer per configuration) against the op's time limit, as it
+// does not count torch.compile's. Per process; empty: nothing is told.
+void set_state_hook_clock(std::function<void(bool)> clock);
 
 // Calls the hook `module:function` with the case and its arguments `args` (schema order),
 // so that it builds the process state the op reads, and puts the objects it returns into

@@ -34,6 +34,7 @@ std::string installed_version(const std::string&) { refuse(); }
 std::vector<std::string> loaded_libraries(const std::string&) { refuse(); }
 std::vector<std::string> python_registered_ops() { refuse(); }
 void set_context(const std::string&, const std::map<std::string, int64_t>&) { refuse(); }
+void set_state_hook_clock(std::function<void(bool)>) {}
 void build_state(const std::string&, const StateCase&, const c10::FunctionSchema&,
                  const std::map<int, std::string>&, std::vector<c10::IValue>&) {
   refuse();

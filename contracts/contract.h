@@ -1,4 +1,4 @@
-// The in-memory form of one op's contract (contracts/FORMAT.md describes the YAML).
+// The in-memory form of one op's contract (docs/format.md describes the YAML).
 //
 // A Contract is produced by load_contract() (contracts/contract_loader.h), fully validated:
 // every name resolved, every expression compiled against the right scope, every argument

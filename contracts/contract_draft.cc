@@ -78,7 +78,7 @@ std::string draft_contract(const std::string& qualname, const c10::FunctionSchem
        "# registered schema. It loads and runs as it is, but every TODO is a guess: state\n"
        "# each tensor's real shape, dtypes and layouts, the requires the op checks, the\n"
        "# branches of its kernels, and which region each mutable argument writes\n"
-       "# (contracts/FORMAT.md).\n";
+       "# (docs/format.md).\n";
   y << "op: " << qualname << "\n" << draft_schema_line(schema);
   y << "dims:\n"
        "  # TODO: the op's own sizes (num_tokens, hidden, ...), with favor: for its branches.\n"

@@ -1,5 +1,5 @@
 // Recordings: the custom-op calls a real program made, as python/opcontract/record.py
-// writes them (JSON Lines; contracts/FORMAT.md, "Recordings"), read back for admission
+// writes them (JSON Lines; docs/format.md, "Recordings"), read back for admission
 // (generators/admission.h) and replay.
 //
 //   std::vector<RecordedCall> calls = read_recordings({"serve.jsonl"});  // RecordingError

@@ -178,7 +178,7 @@ std::string draft_from_traffic(const std::string& qualname, const c10::FunctionS
     << " recorded call(s)\n# (" << calls.size()
     << " signatures): dims, dtypes, layouts and scalars are what the program passed. State\n"
        "# what the op allows beyond them, the requires it checks, its branches, and which region\n"
-       "# each mutable argument writes (contracts/FORMAT.md); `opcontract admit` shows which calls\n"
+       "# each mutable argument writes (docs/format.md); `opcontract admit` shows which calls\n"
        "# the result admits.\n";
   y << "op: " << qualname << "\n" << draft_schema_line(schema);
   const std::vector<Dim> dims = dims_of(calls, schema);

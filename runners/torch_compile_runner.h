@@ -16,7 +16,7 @@
 // size pattern it draws, and compiled_graphs() says why each was compiled.
 //
 // runners/compiled_runner.h is opcontract's C++ model of the same; it runs without Python
-// and checks what the real path cannot (see README, "The compiled mode's two variants").
+// and checks what the real path cannot (see docs/clauses-and-modes.md, "Modes", the compiled mode).
 #pragma once
 
 #include <string>

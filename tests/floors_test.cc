@@ -1,5 +1,5 @@
-// The code's floors (ARCHITECTURE.md, "Floors"): a folder includes only folders on lower
-// floors, or itself. The floors are read from ARCHITECTURE.md's table, so the document and
+// The code's floors (docs/architecture.md, "Floors"): a folder includes only folders on lower
+// floors, or itself. The floors are read from docs/architecture.md's table, so the document and
 // the rule cannot drift apart; a planted tree shows that an upward include is caught.
 #include <gtest/gtest.h>
 
@@ -62,14 +62,14 @@ std::vector<std::string> upward_includes(const fs::path& root, const std::map<st
 }
 
 TEST(Floors, ArchitectureNamesEveryFolderOfCode) {
-  const std::map<std::string, int> floors = floors_of(read(fs::path(OPC_SOURCE_DIR) / "ARCHITECTURE.md"));
+  const std::map<std::string, int> floors = floors_of(read(fs::path(OPC_SOURCE_DIR) / "docs/architecture.md"));
   for (const char* folder : {"support", "contracts", "generators", "runners", "oracles", "check", "reports", "cli"})
-    EXPECT_TRUE(floors.count(folder)) << folder << "/ has no floor in ARCHITECTURE.md";
+    EXPECT_TRUE(floors.count(folder)) << folder << "/ has no floor in docs/architecture.md";
 }
 
 TEST(Floors, NoIncludeRunsUpward) {
   const fs::path root(OPC_SOURCE_DIR);
-  const std::vector<std::string> up = upward_includes(root, floors_of(read(root / "ARCHITECTURE.md")));
+  const std::vector<std::string> up = upward_includes(root, floors_of(read(root / "docs/architecture.md")));
   std::string all;
   for (const std::string& u : up) all += "\n  " + u;
   EXPECT_TRUE(up.empty()) << "includes that run up a floor:" << all;

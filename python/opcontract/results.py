@@ -1,6 +1,6 @@
 """What one ``opcontract check --json`` entry means for each pytest item of its contract.
 
-The pytest plugin runs the CLI and maps its JSON (contracts/FORMAT.md, "Results") onto
+The pytest plugin runs the CLI and maps its JSON (docs/format.md, "Results") onto
 items, one per contract and mode plus one for the contract as a whole. This module is that
 mapping, with no pytest in it:
 
@@ -36,7 +36,7 @@ class Outcome:
 
 
 class ResultsError(Exception):
-    """The CLI's JSON is missing, unreadable or not what FORMAT.md describes."""
+    """The CLI's JSON is missing, unreadable or not what docs/format.md describes."""
 
 
 def parse_results(text: str, where: str) -> list[Entry]:

@@ -38,7 +38,7 @@ pytestmark = pytest.mark.skipif(BINARY is None, reason="no opcontract binary: se
 
 
 def expected_from_cli(entry: dict) -> dict[str, str]:
-    """item -> the outcome the CLI's entry calls for, by the rules README's pytest section gives."""
+    """item -> the outcome the CLI's entry calls for, by the rules docs/using.md's pytest section gives."""
     expected = {"contract": "passed" if entry["verdict"] == "pass" else "failed"}
     for mode, result in entry["modes"].items():
         findings = [f for f in entry["findings"] if f["mode"] == mode]

@@ -8,7 +8,7 @@ so that the recorder (opcontract.record) sees every op call of loading and servi
     python contracts/vllm-cpu/traffic/serve.py --model contracts/vllm-cpu/traffic/llama-tiny \\
         --dtype bfloat16 [--compiled] --out build/reports/vllm-cpu-traffic.jsonl
 
-Appends to --out (a recording, contracts/FORMAT.md "Recordings"); prints one line: the model,
+Appends to --out (a recording, docs/format.md "Recordings"); prints one line: the model,
 dtype, mode, tokens generated and seconds taken. scripts/check-vllm serves each bundled
 config this way, then holds the contracts to the recordings (opcontract admit).
 """

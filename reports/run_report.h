@@ -1,5 +1,5 @@
 // The results of one `opcontract check` run, and the writers that present them:
-// a table per op for people, JSON (contract-format.md, "Results") for machines.
+// a table per op for people, JSON (docs/format.md, "Results") for machines.
 //
 //   std::vector<RunEntry> run = ...;          // one entry per contract (or regression)
 //   print_text_report(std::cout, run);
@@ -45,7 +45,7 @@ void print_text_report(std::ostream& out, const std::vector<RunEntry>& run);
 // "judged on: x86_64, <model>\n   CPU features: avx2 avx512f (no amx_tile)\n   2 cores ...":
 // what a verdict may depend on besides the op (a known finding's `where:`).
 std::string platform_text(const Platform& p);
-// The results and the platform they were judged on (contract-format.md, "Results").
+// The results and the platform they were judged on (docs/format.md, "Results").
 std::string json_report(const std::vector<RunEntry>& run, const Platform& platform);
 
 }  // namespace opc

@@ -65,10 +65,19 @@ std::string scope_miss(const KnownScope& scope, const Platform& platform) {
          (instead.empty() ? "none of them" : join(instead) + " instead");
 }
 
+std::string scope_text(const KnownScope& scope) {
+  std::vector<std::string> parts;
+  for (const std::string& flag : scope.cpu) parts.push_back(flag[0] == '!' ? "no " + flag.substr(1) : flag);
+  if (!scope.library.empty()) parts.push_back(join(scope.library, " or "));
+  return join(parts);
+}
+
 void apply_known_findings(const std::vector<KnownFinding>& known, const std::string& list_name,
                           const Platform& platform, ContractResult& r) {
   std::vector<const KnownFinding*> missed;
   for (const KnownFinding& k : known) {
+    r.known_listed.push_back({k.clause, k.mode, scope_text(k.where),
+                              k.sometimes ? "yes" : scope_text(k.sometimes_where)});
     if (std::string miss = scope_miss(k.where, platform); !miss.empty()) {
       r.not_applicable.push_back({k.clause, k.mode, k.reason, std::move(miss)});
       continue;

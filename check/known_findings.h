@@ -3,7 +3,8 @@
 // one that did not occur becomes a finding of its own, so a fixed op makes its contract
 // (or the file) drop the entry. An entry marked `sometimes` may be absent. An entry whose
 // `where:` leaves this machine out (another CPU, another build of the op library) is
-// neither: it goes to the result's not_applicable with why, and matches no finding.
+// neither: it goes to the result's not_applicable with why, and matches no finding. Every
+// entry, wherever it applies, is also kept as listed (ContractResult::known_listed).
 //
 //   apply_known_findings(contract.known_findings, "known_findings", read_platform(), result);
 #pragma once
@@ -24,5 +25,8 @@ void apply_known_findings(const std::vector<KnownFinding>& known, const std::str
 // Why `scope` leaves `platform` out ("needs the CPU feature amx_tile, which this CPU
 // lacks"), or "" when it applies here.
 std::string scope_miss(const KnownScope& scope, const Platform& platform);
+
+// The machines `scope` names, in words ("amx_tile, vllm/_C"; "no avx512f"); "" for everywhere.
+std::string scope_text(const KnownScope& scope);
 
 }  // namespace opc

@@ -46,6 +46,16 @@ struct NotApplicable {
   std::string why;     // "needs the CPU feature amx_tile, which this CPU lacks"
 };
 
+// A `known_findings` entry as listed, wherever it applies: what a passing check promises
+// about the op on every machine (reports/results_table.h), beside what this run found.
+struct ListedKnown {
+  std::string clause;
+  std::string mode;       // "" for any mode
+  std::string where;      // "" everywhere, else the machines it applies to ("amx_tile, vllm/_C")
+  std::string sometimes;  // "" always shows, "yes", or the machines where it may not
+  bool operator==(const ListedKnown&) const = default;
+};
+
 // Where a check's wall-clock time went, in seconds: what `check` prints to profile a run.
 // The rest of `total` is setting up (binding the op, starting Python, planning the modes).
 struct TimeSpent {
@@ -77,6 +87,7 @@ struct ContractResult {
   std::vector<std::pair<std::string, int>> branches;  // name, hits
   std::vector<ContractFinding> findings;
   std::vector<NotApplicable> not_applicable;  // known findings scoped to other machines
+  std::vector<ListedKnown> known_listed;       // every known_findings entry, as listed
   std::vector<std::string> warnings;  // worth a look, not a broken promise
   int captured_lines = 0;  // lines the op and torch printed during the cases, captured
   TimeSpent seconds;

@@ -70,6 +70,8 @@ const Flag kFlags[] = {
     {"--update-known", false, [](Args& a, const std::string&) { a.update_known = true; }},
     {"--contracts", true, [](Args& a, const std::string& v) { a.contract_dirs.push_back(v); }},
     {"--out", true, [](Args& a, const std::string& v) { a.out = v; }},
+    {"--update-table", true, [](Args& a, const std::string& v) { a.update_tables.push_back(v); }},
+    {"--check-table", true, [](Args& a, const std::string& v) { a.check_tables.push_back(v); }},
     {"--cases", true, [](Args& a, const std::string& v) { a.cases = static_cast<int>(parse_number("--cases", v, 1, 10000000)); }},
     {"--seed", true, [](Args& a, const std::string& v) { a.seed = parse_number("--seed", v, 0, UINT64_MAX); }},
     {"--jobs", true, [](Args& a, const std::string& v) { a.jobs = static_cast<int>(parse_number("--jobs", v, 1, 1024)); }},

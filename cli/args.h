@@ -28,6 +28,8 @@ struct Args {
   bool targeted = true;       // --no-targeting: plain generation
   bool misuse = true;         // --no-misuse: no caller's mistakes made of the cases
   std::string target, json, out;
+  // report --update-table / --check-table FILE:BLOCK (reports/results_table.h)
+  std::vector<std::string> update_tables, check_tables;
   bool regressions = false;
   bool isolate = true;
   double case_timeout_s = 0;  // 0: not given

@@ -36,7 +36,7 @@ const char* kUsage = R"(  opcontract check CONTRACT... [--target Q] [--regressio
   --load     loads an op library (dlopen) before checking; repeatable.
   --cases    generated cases per contract (default 100).
   --seed     seed of the case generator (default 20261202): same seed, same cases.
-  --json     also writes the results as JSON (contract-format.md, "Results").
+  --json     also writes the results as JSON (docs/format.md, "Results").
   --case-timeout  seconds one case may take, all modes together (default: the contract's
              time_limit, else 10); an op past it is killed and reported as a crash.
   --no-isolation  runs the op in this process instead of a forked worker (for a debugger):

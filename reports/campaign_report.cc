@@ -177,6 +177,15 @@ ReportedResult parse_result(const YAML::Node& c, const std::string& where) {
                                   text(na[i], at, "reason"), text(na[i], at, "why")});
     }
   }
+  if (const YAML::Node kl = c["known_listed"]) {
+    expect_kind(kl, YAML::NodeType::Sequence, where + ".known_listed", "a list");
+    for (size_t i = 0; i < kl.size(); ++i) {
+      const std::string at = where + ".known_listed[" + std::to_string(i) + "]";
+      expect_kind(kl[i], YAML::NodeType::Map, at, "an object");
+      r.known_listed.push_back({text(kl[i], at, "clause"), text_or_empty(kl[i], at, "mode"),
+                                text_or_empty(kl[i], at, "where"), text_or_empty(kl[i], at, "sometimes")});
+    }
+  }
   if (const YAML::Node fs = c["findings"]) {
     expect_kind(fs, YAML::NodeType::Sequence, where + ".findings", "a list");
     for (size_t i = 0; i < fs.size(); ++i) {
@@ -200,11 +209,6 @@ std::string read_text(const std::string& path) {
 // Merging
 
 int status_rank(const std::string& status) { return status == "fail" ? 2 : status == "pass" ? 1 : 0; }
-
-template <class T>
-void add_unique(std::vector<T>& into, const T& item) {
-  if (std::find(into.begin(), into.end(), item) == into.end()) into.push_back(item);
-}
 
 void merge_mode(ModeOutcome& into, const ModeOutcome& from) {
   if (status_rank(from.status) > status_rank(into.status)) into.status = from.status;
@@ -281,6 +285,7 @@ void merge_into(ReportedResult& into, const ReportedResult& from) {
   if (into.misuse_not_run.empty()) into.misuse_not_run = from.misuse_not_run;
   for (const ReportedFinding& f : from.findings) merge_finding(into.findings, f);
   for (const ReportedNotApplicable& n : from.not_applicable) add_unique(into.not_applicable, n);
+  for (const ReportedKnown& k : from.known_listed) add_unique(into.known_listed, k);
   // A branch one shard never hit but another did is covered by the campaign.
   std::erase_if(into.findings, [&](const ReportedFinding& f) {
     if (f.clause != "branches") return false;

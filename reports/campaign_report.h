@@ -64,6 +64,12 @@ struct ReportedNotApplicable {
   bool operator==(const ReportedNotApplicable&) const = default;
 };
 
+// A known_findings entry as the contract lists it, wherever it applies (check/result.h).
+struct ReportedKnown {
+  std::string clause, mode, where, sometimes;
+  bool operator==(const ReportedKnown&) const = default;
+};
+
 // One contract file checked against one target, merged over the result files holding it.
 // In op_results(), every plain check of one op; `file` and `target` are then the first.
 struct ReportedResult {
@@ -79,6 +85,7 @@ struct ReportedResult {
   int64_t captured_lines = 0;             // lines the op and torch printed, captured, summed
   std::string misuse_not_run;             // why no caller's mistake was made, when none was
   std::vector<ReportedNotApplicable> not_applicable;
+  std::vector<ReportedKnown> known_listed;  // every entry, as listed (result files since 2026-12)
   // In op_results(): the file and HTML id part of its row and badge, the op's name made
   // safe, and where one op was checked as several builds (`checked`), which one.
   std::string id;

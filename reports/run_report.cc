@@ -380,6 +380,13 @@ void write_entry(JsonWriter& w, const RunEntry& e) {
           .key("why").value(n.why).end_object();
     w.end_array();
   }
+  if (!r.known_listed.empty()) {
+    w.key("known_listed").begin_array();
+    for (const ListedKnown& k : r.known_listed)
+      w.begin_object().key("clause").value(k.clause).key("mode").value(k.mode).key("where").value(k.where)
+          .key("sometimes").value(k.sometimes).end_object();
+    w.end_array();
+  }
   w.end_object();
 }
 

@@ -1,8 +1,11 @@
-// "Did you mean" for names: the candidates closest to a misspelt name.
+// Names and lists of them in messages: "did you mean" for a misspelt name, joined lists,
+// lists that keep first-seen order.
 //
 //   closest_names("shapes", {"shape", "dtype"}, 3)  -> {"shape"}
+//   join({"a", "b"})                                 -> "a, b"
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,5 +19,11 @@ std::vector<std::string> closest_names(std::string_view name,
 
 // "a, b, c"
 std::string join(const std::vector<std::string>& items, std::string_view sep = ", ");
+
+// Appends `item` unless `into` holds it already: lists that keep first-seen order.
+template <class T>
+void add_unique(std::vector<T>& into, const T& item) {
+  if (std::find(into.begin(), into.end(), item) == into.end()) into.push_back(item);
+}
 
 }  // namespace opc

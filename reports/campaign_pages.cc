@@ -105,15 +105,6 @@ std::vector<std::string> error_lines(const Campaign& c) {
 // ---------------------------------------------------------------------------------------
 // Markdown
 
-// An inline code span that survives backticks in the text.
-std::string code(const std::string& s) {
-  size_t longest = 0, run = 0;
-  for (char ch : s) longest = std::max(longest, run = ch == '`' ? run + 1 : 0);
-  const std::string fence(longest + 1, '`');
-  const bool pad = !s.empty() && (s.front() == '`' || s.back() == '`');
-  return fence + (pad ? " " + s + " " : s) + fence;
-}
-
 // A fenced block that survives backtick runs in the text.
 std::string fenced(const std::string& s) {
   size_t longest = 0, run = 0;
@@ -122,16 +113,9 @@ std::string fenced(const std::string& s) {
   return fence + "\n" + s + (s.empty() || s.back() == '\n' ? "" : "\n") + fence + "\n";
 }
 
-// Text that stays inside one table cell.
-std::string cell(const std::string& s) {
-  std::string out;
-  for (char ch : s) out += ch == '|' ? "\\|" : ch == '\n' ? " " : std::string(1, ch);
-  return out;
-}
-
 // The op a row is about, and what it is (a port, an upstream build).
 std::string md_name(const ReportedResult& op) {
-  return code(op.target) + (op.checked.empty() ? "" : " (" + cell(op.checked) + ")");
+  return md_code(op.target) + (op.checked.empty() ? "" : " (" + md_cell(op.checked) + ")");
 }
 
 void md_summary(std::ostream& out, const std::vector<ReportedResult>& ops) {
@@ -139,7 +123,7 @@ void md_summary(std::ostream& out, const std::vector<ReportedResult>& ops) {
   for (const char* head : kCountHeads) out << " | " << head;
   out << " |\n|---|---|---|---|---|---|---|\n";
   for (const StatusCounts& c : status_counts(ops)) {
-    out << "| " << cell(c.checked) << " | " << c.ops;
+    out << "| " << md_cell(c.checked) << " | " << c.ops;
     for (OpStatusKind k : kCountColumns) out << " | " << c.by_kind[static_cast<int>(k)];
     out << " |\n";
   }
@@ -177,26 +161,26 @@ void md_ops(std::ostream& out, const std::vector<ReportedResult>& ops, const Cam
     const ModeVerdict misuse = misuse_verdict(op);
     out << " | " << to_string(misuse);
     if (misuse == ModeVerdict::NotRun) out << " [" << notes.misuse_number(op) << "]";
-    out << " | " << cell(join(failed_clauses(op))) << " | " << op.cases << " | " << cell(op_status(op).text)
+    out << " | " << md_cell(join(failed_clauses(op))) << " | " << op.cases << " | " << md_cell(op_status(op).text)
         << " |" << (traffic ? " " + real_calls_cell(c, op) + " |" : "") << "\n";
   }
   if (!notes.reasons().empty()) out << "\nNot run:\n\n";
   for (size_t i = 0; i < notes.reasons().size(); ++i) out << "[" << i + 1 << "] " << notes.reasons()[i] << "\n\n";
   out << "\n## Branch coverage\n\nHits summed over the result files.\n\n| op | branches |\n|---|---|\n";
-  for (const ReportedResult& op : ops) out << "| " << code(op.target) << " | " << cell(branches_text(op)) << " |\n";
+  for (const ReportedResult& op : ops) out << "| " << md_code(op.target) << " | " << md_cell(branches_text(op)) << " |\n";
 }
 
 void md_finding(std::ostream& out, const ReportedResult& op, const ReportedFinding& f) {
   out << "\n### " << md_name(op) << ": " << f.clause << (f.mode.empty() ? "" : " (" + f.mode + ")")
       << (f.known.empty() ? "" : ", known") << "\n\n";
   if (!f.known.empty()) out << "Known (known_findings): " << f.known << "\n\n";
-  out << "Target " << code(f.target) << ", seed " << f.seed << ", first in case " << f.cases_tried
+  out << "Target " << md_code(f.target) << ", seed " << f.seed << ", first in case " << f.cases_tried
       << ", shrunk in " << f.shrink_steps << " steps.\n\n";
   std::istringstream lines(f.message);
   for (std::string line; std::getline(lines, line);) out << "> " << line << "\n";
   out << "\n";
-  if (!f.case_json.empty()) out << "- minimal case: " << code(f.case_json) << "\n";
-  out << "- replay: " << code(f.replay) << "\n";
+  if (!f.case_json.empty()) out << "- minimal case: " << md_code(f.case_json) << "\n";
+  out << "- replay: " << md_code(f.replay) << "\n";
   if (!f.output.empty()) out << "- printed on that case (the op and torch):\n\n" << fenced(f.output);
 }
 
@@ -218,9 +202,9 @@ void md_traffic(std::ostream& out, const Campaign& c) {
   out << "\n## Real calls\n\nCalls a real program made (`python -m opcontract.record`), held to the contracts "
          "(`opcontract admit`).\n\n| op | calls | admitted | not admitted, by reason |\n|---|---|---|---|\n";
   for (const ReportedTraffic& t : c.traffic) {
-    out << "| " << code(t.op) << " | " << t.calls << " | ";
-    if (t.covered) out << t.admitted << " | " << cell(join(rejection_lines(t), "; ")) << " |\n";
-    else out << "no contract | " << cell(t.not_covered.empty() ? "" : "NOT_COVERED: " + t.not_covered) << " |\n";
+    out << "| " << md_code(t.op) << " | " << t.calls << " | ";
+    if (t.covered) out << t.admitted << " | " << md_cell(join(rejection_lines(t), "; ")) << " |\n";
+    else out << "no contract | " << md_cell(t.not_covered.empty() ? "" : "NOT_COVERED: " + t.not_covered) << " |\n";
   }
 }
 
@@ -254,14 +238,14 @@ void md_regressions(std::ostream& out, const Campaign& c) {
   out << "\n## Regressions\n\nEach historical buggy variant must be caught by exactly its expected "
          "clauses.\n\n| op | regression | expected | result | upstream |\n|---|---|---|---|---|\n";
   for (const ReportedResult* r : regressions)
-    out << "| " << code(r->op) << " | " << code(r->target) << " | " << cell(join(r->regression->expect)) << " | "
-        << cell(regression_verdict(*r).text) << " | " << cell(r->regression->upstream) << " |\n";
+    out << "| " << md_code(r->op) << " | " << md_code(r->target) << " | " << md_cell(join(r->regression->expect)) << " | "
+        << md_cell(regression_verdict(*r).text) << " | " << md_cell(r->regression->upstream) << " |\n";
 }
 
 void md_list(std::ostream& out, const char* title, const std::vector<std::string>& lines) {
   if (lines.empty()) return;
   out << "\n## " << title << "\n\n";
-  for (const std::string& l : lines) out << "- " << cell(l) << "\n";
+  for (const std::string& l : lines) out << "- " << md_cell(l) << "\n";
 }
 
 // ---------------------------------------------------------------------------------------
@@ -338,9 +322,13 @@ void html_finding(std::ostream& out, const ReportedFinding& f) {
   out << "<p>replay:</p><pre class=\"replay\">" << xml_escape(f.replay) << "</pre></div>\n";
 }
 
+bool has_details(const ReportedResult& op) {
+  return !op.findings.empty() || !op.warnings.empty() || !op.not_applicable.empty();
+}
+
 // The row under an op's row: its findings and warnings, folded (open when it fails).
 void html_findings_row(std::ostream& out, const ReportedResult& op, const OpStatus& status, int columns) {
-  if (op.findings.empty() && op.warnings.empty() && op.not_applicable.empty()) return;
+  if (!has_details(op)) return;
   const std::string name = op.id;
   out << "<tr class=\"findings\"><td colspan=\"" << columns << "\"><details id=\"findings-" << name << "\""
       << (status.kind == OpStatusKind::Fails ? " open" : "") << "><summary>" << op.findings.size() << " finding"
@@ -369,7 +357,8 @@ void html_op_row(std::ostream& out, const ReportedResult& op, const NotRunNotes&
   out << "<td class=\"" << verdict_class(misuse) << "\" title=\"" << xml_escape(op.misuse_not_run) << "\">"
       << to_string(misuse) << "</td>";
   out << "<td><span class=\"status " << status_class(status.kind) << "\" title=\"" << xml_escape(status.reason)
-      << "\">" << xml_escape(status.text) << "</span> <small><a href=\"badges/" << name
+      << "\">" << xml_escape(status.text) << "</span> <small>"
+      << (has_details(op) ? "<a href=\"#findings-" + name + "\">findings</a> " : "") << "<a href=\"badges/" << name
       << ".svg\">badge</a></small></td><td>" << op.cases << "</td>"
       << (c.traffic.empty() ? "" : "<td>" + real_calls_cell(c, op) + "</td>") << "</tr>\n";
   html_findings_row(out, op, status, c.traffic.empty() ? 8 : 9);
@@ -419,7 +408,7 @@ void html_regressions(std::ostream& out, const Campaign& c) {
 }  // namespace
 
 std::string summary_markdown(const Campaign& campaign) {
-  const std::vector<ReportedResult> ops = op_results(campaign);
+  const std::vector<ReportedResult> ops = worst_first(op_results(campaign));
   std::ostringstream out;
   out << "# opcontract report\n\n" << files_line(campaign) << "\n";
   md_list(out, "Judged on", platform_lines(campaign));
@@ -439,7 +428,7 @@ std::string summary_markdown(const Campaign& campaign) {
 }
 
 std::string dashboard_html(const Campaign& campaign) {
-  const std::vector<ReportedResult> ops = op_results(campaign);
+  const std::vector<ReportedResult> ops = worst_first(op_results(campaign));
   std::ostringstream out;
   out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
          "<meta name=\"viewport\" content=\"width=device-width\"><title>opcontract report</title>\n<style>"

@@ -47,6 +47,21 @@ OpStatus op_status(const ReportedResult& op) {
   return {OpStatusKind::Conforms, "conforms", "brightgreen", ""};
 }
 
+std::vector<ReportedResult> worst_first(std::vector<ReportedResult> ops) {
+  const auto rank = [](const ReportedResult& op) {
+    switch (op_status(op).kind) {
+      case OpStatusKind::Error: return 0;
+      case OpStatusKind::Fails: return 1;
+      case OpStatusKind::KnownDefects: return 2;
+      case OpStatusKind::NotRun: return 3;
+      case OpStatusKind::Conforms: return 4;
+    }
+    return 5;
+  };
+  std::stable_sort(ops.begin(), ops.end(), [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
+  return ops;
+}
+
 const char* status_class(OpStatusKind kind) {
   switch (kind) {
     case OpStatusKind::Conforms: return "conforms";

@@ -13,9 +13,11 @@
 //
 //   const OpStatus s = op_status(op);    // op: one of op_results(campaign)
 //   s.text, s.color, s.reason
+//   for (const ReportedResult& op : worst_first(op_results(campaign))) ...
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "reports/campaign_report.h"
 
@@ -34,5 +36,9 @@ OpStatus op_status(const ReportedResult& op);
 
 // "conforms", "known-defects", "fails", "error", "not-run": a CSS class, a word for counts.
 const char* status_class(OpStatusKind kind);
+
+// The ops reordered for a reader, the worst first: errors, fails, known defects, not run,
+// conforms; by name within each (the order op_results gives).
+std::vector<ReportedResult> worst_first(std::vector<ReportedResult> ops);
 
 }  // namespace opc

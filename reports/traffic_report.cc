@@ -1,6 +1,8 @@
 #include "reports/traffic_report.h"
 
 #include <iomanip>
+#include <sstream>
+#include <vector>
 
 #include "support/json_writer.h"
 #include "support/names.h"
@@ -12,6 +14,35 @@ int64_t total_calls(const TrafficResult& t) {
   int64_t n = 0;
   for (const OpTraffic& op : t.ops) n += op.calls;
   return n;
+}
+
+std::string percent(int64_t part, int64_t whole) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(1) << (whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 100.0)
+    << "%";
+  return s.str();
+}
+
+// What a reader asks first: how much of the program's traffic the contracts admit, and
+// which ops fall short (without a contract, or a contract admitting under 95% of its calls).
+void print_totals(std::ostream& out, const TrafficResult& t) {
+  int64_t admitted = 0, uncovered_calls = 0;
+  std::vector<std::string> uncovered, short_of;
+  for (const OpTraffic& op : t.ops) {
+    admitted += op.admitted;
+    if (op.contracts.empty()) {
+      uncovered.push_back(op.op);
+      uncovered_calls += op.calls;
+    } else if (op.admitted * 100 < op.calls * 95) {
+      short_of.push_back(op.op + " " + std::to_string(op.admitted) + "/" + std::to_string(op.calls));
+    }
+  }
+  const int64_t calls = total_calls(t);
+  out << "\nadmitted: " << admitted << " of " << calls << " call(s) (" << percent(admitted, calls) << ")";
+  if (!uncovered.empty())
+    out << "; without a contract: " << uncovered.size() << " op(s), " << uncovered_calls << " call(s)";
+  out << "\n";
+  if (!short_of.empty()) out << "contracts admitting under 95% of their op's calls: " << join(short_of) << "\n";
 }
 
 }  // namespace
@@ -30,6 +61,7 @@ void print_traffic(std::ostream& out, const TrafficResult& t) {
       out << "     " << r.calls << " call(s) not admitted: " << r.pattern << "\n       e.g. " << r.detail
           << "\n       call: " << r.example << "\n";
   }
+  print_totals(out, t);
 }
 
 std::string traffic_json(const TrafficResult& t) {

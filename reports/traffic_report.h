@@ -1,5 +1,6 @@
 // The views of real traffic held to the contracts (check/traffic.h): a table per op for
-// people, JSON for machines and for `opcontract report`'s "real calls" column.
+// people, ending with the share of calls admitted and the ops that fall short, and JSON for
+// machines and for `opcontract report`'s "real calls" column.
 //
 //   print_traffic(std::cout, t);
 //   write_file_atomically("traffic.json", traffic_json(t));

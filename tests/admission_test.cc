@@ -368,6 +368,8 @@ TEST(AdmitCli, ReportsPerOpAndRefusesABrokenRecording) {
   EXPECT_CONTAINS(r.output, "2 calls");
   EXPECT_CONTAINS(r.output, "1 admitted");
   EXPECT_CONTAINS(r.output, "1 call(s) not admitted: 'eps' not among its choices");
+  EXPECT_CONTAINS(r.output, "\nadmitted: 1 of 2 call(s) (50.0%)\n");
+  EXPECT_CONTAINS(r.output, "contracts admitting under 95% of their op's calls: t::norm 1/2\n");
   std::ifstream json(dir / "t.json");
   const std::string text((std::istreambuf_iterator<char>(json)), std::istreambuf_iterator<char>());
   EXPECT_CONTAINS(text, R"("kind":"traffic")");

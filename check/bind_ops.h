@@ -25,9 +25,10 @@ struct CaseOps {
   const OpBinding* reference = nullptr;  // `reference:`, compared with eager
   const OpBinding* donating = nullptr;   // `donates:`' overload, run in the compiled mode
   std::function<void(Mode)> on_mode;     // told each mode before it runs (a crash's mode)
-  // Told when a torch.compile call starts (true) and ends (false): its time does not count
-  // against the case's time limit, which is for the op (the first compile takes seconds).
-  std::function<void(bool)> on_compile;
+  // Told when work that is not the op's starts (true) and ends (false): a torch.compile call
+  // (the first takes seconds) or a python_state hook building vLLM's state. Its time does
+  // not count against the case's time limit, which is for the op.
+  std::function<void(bool)> off_the_clock;
   // The embedded Python runs: the fake mode is PyTorch's FakeTensorMode, the compiled mode
   // adds real torch.compile to opcontract's C++ model (runners/python/bridge.h).
   bool real_pytorch = false;

@@ -302,9 +302,9 @@ class CaseJudge {
 
   void judge_torch_compile(const Observation& eager) {
     for (const char* backend : kTorchCompileBackends) {
-      if (ops_.on_compile) ops_.on_compile(true);
+      if (ops_.off_the_clock) ops_.off_the_clock(true);
       const TorchCompileRun run = run_torch_compile(op_, contract_, c_, facts_, backend);
-      if (ops_.on_compile) ops_.on_compile(false);
+      if (ops_.off_the_clock) ops_.off_the_clock(false);
       if (!run.skipped) add(check_torch_compile({contract_, op_.annotations, backend, eager, run.obs}), Mode::Compiled);
     }
   }

@@ -165,13 +165,13 @@ CaseWorker::CaseWorker(const CaseOps& ops, const Contract& contract, IsolationOp
     clock_mode(shared);
     shared->mode = static_cast<int>(m);
   };
-  ops_.on_compile = [shared = shared_](bool begin) {
+  ops_.off_the_clock = [shared = shared_](bool begin) {
     const int64_t now = steady_ms();
     if (begin) {
-      if (shared->depth++ == 0) shared->compiling_since_ms = now;
+      if (shared->depth++ == 0) shared->off_clock_since_ms = now;
     } else if (shared->depth > 0 && --shared->depth == 0) {
-      shared->grace_ms = shared->grace_ms + (now - shared->compiling_since_ms);
-      shared->compiling_since_ms = 0;
+      shared->grace_ms = shared->grace_ms + (now - shared->off_clock_since_ms);
+      shared->off_clock_since_ms = 0;
     }
   };
 }
@@ -208,7 +208,7 @@ void CaseWorker::start() {
     // A group of its own, so that killing the worker kills what it started too (vLLM
     // inspects model classes in a subprocess, which would outlive a killed worker).
     setpgid(0, 0);
-    python::set_state_hook_clock(ops_.on_compile);  // a hook's state building is not the op's time
+    python::set_state_hook_clock(ops_.off_the_clock);  // a hook's state building is not the op's time
     const rlimit no_core{0, 0};           // a crashing op is expected here: no core dumps
     setrlimit(RLIMIT_CORE, &no_core);
     // Ctrl-C stops the campaign in the parent, which then kills this worker: were the
@@ -247,17 +247,18 @@ std::string CaseWorker::request(char kind, const std::string& body, CaseOutcome*
   shared_->mode = static_cast<int>(Mode::Eager);
   shared_->depth = 0;
   shared_->grace_ms = 0;
-  shared_->compiling_since_ms = 0;
+  shared_->off_clock_since_ms = 0;
   shared_->mode_since_us = 0;
   for (volatile int64_t& us : shared_->mode_us) us = 0;
   const auto start = Clock::now();
   const auto limit = std::chrono::microseconds(static_cast<int64_t>(std::ceil(options_.timeout_s * 1e6)));
-  // The limit is for the op: time the worker spends in torch.compile calls is added, and a
-  // call in progress gets up to kCompileAllowance more (a compile, not a hang).
+  // The limit is for the op: time the worker spends off the clock (torch.compile calls,
+  // state hooks) is added, and such a call in progress gets up to kCompileAllowance more
+  // (a compile, not a hang).
   const std::function<Clock::time_point()> deadline = [&] {
     if (options_.timeout_s <= 0) return Clock::time_point::max();
     const auto by_op = start + limit + std::chrono::milliseconds(shared_->grace_ms);
-    const int64_t since = shared_->compiling_since_ms;
+    const int64_t since = shared_->off_clock_since_ms;
     if (!since) return by_op;
     return std::max(by_op, Clock::time_point(std::chrono::milliseconds(since)) + limit + kCompileAllowance);
   };

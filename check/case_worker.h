@@ -113,7 +113,7 @@ class CaseWorker {
     int mode;
     int depth;
     int64_t grace_ms;
-    int64_t compiling_since_ms;
+    int64_t off_clock_since_ms;
     int64_t mode_since_us;
     int64_t mode_us[std::size(kAllModes)];
   };

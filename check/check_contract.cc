@@ -22,7 +22,10 @@ namespace {
 std::string checked_text(const Contract& contract, const std::string& target) {
   if (target == contract.port) return "opcontract's port of " + contract.op;
   for (const Regression& g : contract.regressions)
-    if (g.target == target) return "a historical variant of " + contract.op + " (opcontract's port)";
+    if (g.target == target)
+      return "a historical variant of " + contract.op +
+             (contract.port.empty() && !contract.written_for.empty() ? " (planted on " + contract.written_for + "'s own code)"
+                                                                    : " (opcontract's port)");
   if (target != contract.op) return "";
   if (contract.written_for.empty()) return "";
   const std::string dist = contract.written_for.substr(0, contract.written_for.find(' '));

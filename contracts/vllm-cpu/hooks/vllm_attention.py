@@ -181,20 +181,27 @@ def _attend(query, output, keys, values, impl) -> None:
     scale, its soft-cap (cap * tanh(score / cap)) and its sliding window (a query sees the
     last ``window`` positions, itself included, as the model's window is meant). float64, so
     that finite inputs near float32's largest value give the attention's value, not an
-    overflow of the reference."""
-    start = 0
+    overflow of the reference. A request's queries go 256 at a time, each chunk over the keys
+    it can see (up to its causal end, from its window's start): a 4096-token prefill of 16
+    heads then holds about 140 MB of scores at a time, not 2.2 GB, and skips the masked half."""
+    start, chunk = 0, 256
     for (ctx, q), k, v in zip(zip(_current.batch.context_lens, _current.batch.query_lens), keys, values):
-        k = k.double().repeat_interleave(impl.num_queries_per_kv, dim=1)
-        v = v.double().repeat_interleave(impl.num_queries_per_kv, dim=1)
-        scores = torch.einsum("qhd,khd->hqk", query[start:start + q].double(), k) * impl.scale
-        if impl.logits_soft_cap:
-            scores = impl.logits_soft_cap * torch.tanh(scores / impl.logits_soft_cap)
-        behind = (ctx + torch.arange(q))[:, None] - torch.arange(ctx + q)[None, :]
-        visible = behind >= 0
-        if impl.sliding_window > 0:
-            visible &= behind < impl.sliding_window
-        probs = scores.masked_fill(~visible, float("-inf")).softmax(-1)
-        output[start:start + q].copy_(torch.einsum("hqk,khd->qhd", probs, v).to(output.dtype))
+        k = k.double().repeat_interleave(impl.num_queries_per_kv, dim=1).transpose(0, 1)  # [heads, keys, d]
+        v = v.double().repeat_interleave(impl.num_queries_per_kv, dim=1).transpose(0, 1)
+        for c0 in range(0, q, chunk):
+            c1 = min(q, c0 + chunk)
+            hi = ctx + c1  # the chunk's last query sees keys up to itself
+            lo = max(0, ctx + c0 - impl.sliding_window + 1) if impl.sliding_window > 0 else 0
+            qc = query[start + c0:start + c1].double().transpose(0, 1)  # [heads, c, d]
+            scores = torch.matmul(qc, k[:, lo:hi].transpose(1, 2)) * impl.scale
+            if impl.logits_soft_cap:
+                scores = impl.logits_soft_cap * torch.tanh(scores / impl.logits_soft_cap)
+            behind = (ctx + torch.arange(c0, c1))[:, None] - torch.arange(lo, hi)[None, :]
+            visible = behind >= 0
+            if impl.sliding_window > 0:
+                visible &= behind < impl.sliding_window
+            probs = scores.masked_fill(~visible, float("-inf")).softmax(-1)
+            output[start + c0:start + c1].copy_(torch.matmul(probs, v[:, lo:hi]).transpose(0, 1).to(output.dtype))
         start += q
 
 

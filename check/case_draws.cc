@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "generators/case_gen.h"
+#include "support/names.h"
 
 namespace opc {
 
@@ -38,21 +39,24 @@ CaseDraws::Draw CaseDraws::next(int i) {
   return d;
 }
 
-std::optional<Misuse> CaseDraws::pick_misuse(const Case& c, int i) const {
-  const std::vector<Misuse> all = misuse_variants(c, *contract_);
+std::optional<Misuse> CaseDraws::pick_misuse(const Case& c, int i) {
+  std::vector<Misuse> all = misuse_variants(c, *contract_);
+  for (const Misuse& m : all) possible_.insert({m.arg, m.kind});
+  std::erase_if(all, [&](const Misuse& m) { return retired_.count({m.arg, m.kind}) > 0; });
   if (all.empty()) return std::nullopt;
-  // The kinds take turns (sizes are the most numerous variants, and would crowd out an
-  // index past the end); within a kind, one at random. From the case index and the data
-  // seed alone: the valid cases' random stream is untouched.
-  std::vector<MisuseKind> kinds;
+  // The argument/kind pairs take turns (sizes are the most numerous variants, and would
+  // crowd out an index past the end; the first argument would crowd out the last), so that
+  // every pair is tried within a few rounds; within a pair, its variants in turn (each dim
+  // one smaller, zero, one larger, doubled), so that a pair accepted by one variant only is
+  // found as surely. From the case index and the draws so far alone: the valid cases'
+  // random stream is untouched, and a seed gives the same mistakes on every machine.
+  std::vector<std::pair<int, MisuseKind>> pairs;
+  for (const Misuse& m : all) add_unique(pairs, std::pair{m.arg, m.kind});
+  const auto pair = pairs[static_cast<size_t>(i / 4) % pairs.size()];
+  std::vector<Misuse> of_pair;
   for (const Misuse& m : all)
-    if (std::find(kinds.begin(), kinds.end(), m.kind) == kinds.end()) kinds.push_back(m.kind);
-  const MisuseKind kind = kinds[static_cast<size_t>(i / 4) % kinds.size()];
-  std::vector<Misuse> of_kind;
-  for (const Misuse& m : all)
-    if (m.kind == kind) of_kind.push_back(m);
-  const uint64_t pick = (c.data_seed ^ (0x9E3779B97F4A7C15ull * static_cast<uint64_t>(i + 1))) % of_kind.size();
-  return of_kind[pick];
+    if (std::pair{m.arg, m.kind} == pair) of_pair.push_back(m);
+  return of_pair[static_cast<size_t>(tries_[pair]++) % of_pair.size()];
 }
 
 rc::Shrinkable<Case> misused(const rc::Shrinkable<Case>& valid, const Misuse& misuse) {

@@ -4,7 +4,8 @@
 // One case in ten breaks a `requires:` on purpose (the precondition clause), when the
 // contract has one and such a case exists. With misuse on, every fourth valid case also
 // comes with a caller's mistake made of it (generators/misuse.h), run as a case of its own
-// after it; the valid cases are the same with misuse on or off.
+// after it; the valid cases are the same with misuse on or off. The mistakes take the
+// argument/kind pairs in turn, leaving out those retired (already accepted: a finding).
 //
 //   CaseDraws draws(contract, options.seed, options.targeted);
 //   for (int i = 0; i < n; ++i) {
@@ -18,8 +19,11 @@
 #include <rapidcheck/Shrinkable.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
+#include <set>
+#include <utility>
 
 #include "contracts/contract.h"
 #include "generators/case.h"
@@ -45,9 +49,14 @@ class CaseDraws {
   // Whether some cases are drawn to break a requires (the contract has one).
   bool breaks_some() const { return violating_.has_value(); }
 
+  // No more mistakes of this argument and kind: the op accepted one, and it is a finding.
+  void retire(int arg, MisuseKind kind) { retired_.insert({arg, kind}); }
+  // The argument/kind pairs the cases drawn so far allowed a mistake of.
+  int mistake_pairs() const { return static_cast<int>(possible_.size()); }
+
  private:
   rc::Shrinkable<Case> draw_valid(int i);
-  std::optional<Misuse> pick_misuse(const Case& c, int i) const;
+  std::optional<Misuse> pick_misuse(const Case& c, int i);
 
   std::shared_ptr<const Contract> contract_;  // coverage_ holds a reference to it
   const rc::Gen<Case> gen_;
@@ -56,6 +65,8 @@ class CaseDraws {
   Coverage coverage_;
   bool targeted_;
   bool misuse_;
+  std::set<std::pair<int, MisuseKind>> retired_, possible_;
+  std::map<std::pair<int, MisuseKind>, int> tries_;  // mistakes drawn of each argument/kind pair
 };
 
 // The draw's misuse case, shrinking as its valid case does (the mistake kept).

@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "check/case_draws.h"
@@ -14,6 +15,7 @@
 #include "contracts/contract.h"
 #include "generators/case_gen.h"
 #include "generators/layout.h"
+#include "support/names.h"
 #include "support/output_capture.h"
 
 namespace opc {
@@ -99,6 +101,7 @@ class CaseLoop {
     r_.seconds.misuse += seconds_since(began);
     if (declined(outcome)) return;
     ++r_.misuse_cases;
+    add_unique(r_.mistakes_tried, MistakeId{contract_.args[c.misuse.arg].name, to_string(c.misuse.kind)});
     keep_new_findings(worker, outcome, c, &shrinkable, found_at, "");
   }
 
@@ -137,7 +140,10 @@ class CaseLoop {
                          const rc::Shrinkable<Case>* shrinkable, int found_at, const std::string& from_file) {
     r_.captured_lines += count_lines(outcome.output);
     for (const Finding& f : outcome.findings) {
-      if (!seen_.insert(f.clause + "/" + f.mode).second) continue;
+      const MistakeId mistake = mistake_of(f, c);
+      if (!seen_.insert(f.clause + "/" + f.mode + "/" + mistake.text()).second) continue;
+      // Each accepted mistake is a finding of its own; once found, the search tries others.
+      if (!mistake.empty()) draws_.retire(c.misuse.arg, c.misuse.kind);
       const auto began = Clock::now();
       ContractFinding cf = shrinkable && !outcome.hung ? shrink(worker, *shrinkable, f, outcome)
                                                       : unshrunk(f, c, outcome.output, shrinkable != nullptr);
@@ -145,9 +151,16 @@ class CaseLoop {
       r_.seconds.shrinking += seconds_since(began);
       cf.cases_tried = found_at;
       cf.from_file = from_file;
+      cf.mistake = mistake;
       r_.findings.push_back(cf);
       if (options_.on_finding) options_.on_finding(cf);
     }
+  }
+
+  // A misuse finding's mistake: its argument and kind, which shrinking keeps.
+  MistakeId mistake_of(const Finding& f, const Case& c) const {
+    if (f.clause != "misuse" || !c.misuse) return {};
+    return {contract_.args[c.misuse.arg].name, to_string(c.misuse.kind)};
   }
 
   // Shrinks a finding running only the modes it needs: eager, which every mode's oracles
@@ -231,6 +244,7 @@ class CaseLoop {
 
   void finish(int next_case) {
     r_.next_case = next_case;
+    r_.misuse_pairs_possible = draws_.mistake_pairs();
     if (!options_.misuse) r_.misuse_not_run = "left out by --no-misuse";
     else if (!runs_eager(plan_)) r_.misuse_not_run = "the eager mode does not run";
     else if (!contract_.misuse_skip.empty()) r_.misuse_not_run = "skipped by the contract: " + contract_.misuse_skip;
@@ -279,7 +293,7 @@ class CaseLoop {
   ContractResult& r_;
   CaseDraws draws_;
   std::vector<bool> written_;        // per argument: some case's eager run wrote it
-  std::set<std::string> seen_;       // clause/mode pairs already found and shrunk
+  std::set<std::string> seen_;       // clause/mode/mistake already found and shrunk
   size_t first_inplace_ = 0;         // r_.branches index of the first in-place use
   int violating_made_ = 0, ran_ = 0;  // generated cases run: breaking a requires, all
   Clock::time_point start_, last_report_, last_checkpoint_;

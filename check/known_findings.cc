@@ -27,9 +27,7 @@ bool may_be_absent(const KnownFinding& k, const Platform& platform) {
   return k.sometimes || (!k.sometimes_where.everywhere() && scope_miss(k.sometimes_where, platform).empty());
 }
 
-bool matches(const KnownFinding& k, const ContractFinding& f) {
-  return f.clause == k.clause && (k.mode.empty() || f.mode == k.mode) && f.known.empty();
-}
+bool matches(const KnownFinding& k, const ContractFinding& f) { return lists(k, f) && f.known.empty(); }
 
 // A new finding that an entry scoped to other machines would have matched: its message
 // says so, so that a reader can widen the scope if the defect is the same.
@@ -42,6 +40,19 @@ void note_scoped_elsewhere(ContractResult& r) {
     if (scoped != r.not_applicable.end())
       f.message += "\n(known_findings lists " + scoped->clause + " for other machines only: " + scoped->why + ")";
   }
+}
+
+// Whether the run could have found `k`: a listed mistake only when its argument/kind pair
+// was tried (the misuse search's budget may not reach every pair).
+bool looked_for(const KnownFinding& k, const ContractResult& r) {
+  return k.mistake.empty() ||
+         std::find(r.mistakes_tried.begin(), r.mistakes_tried.end(), k.mistake) != r.mistakes_tried.end();
+}
+
+// Where a listed finding was looked for and not found.
+std::string not_found_in(const KnownFinding& k, const ContractResult& r) {
+  if (k.mistake.empty()) return "found in " + std::to_string(r.cases) + " cases";
+  return "accepted in " + std::to_string(r.misuse_cases) + " caller's mistakes, which tried it";
 }
 
 }  // namespace
@@ -88,14 +99,19 @@ void apply_known_findings(const std::vector<KnownFinding>& known, const std::str
         f.known = k.reason;
         occurred = true;
       }
-    if (!occurred && !may_be_absent(k, platform)) missed.push_back(&k);
+    if (!occurred && !looked_for(k, r))
+      r.warnings.push_back("known_findings lists misuse " + k.mistake.text() + " (" + to_string(k.loc) +
+                           "), a mistake no case tried: more --cases reach more argument/kind pairs");
+    else if (!occurred && !may_be_absent(k, platform)) missed.push_back(&k);
   }
   note_scoped_elsewhere(r);
-  for (const KnownFinding* k : missed)
-    r.findings.push_back({k->clause, k->mode,
-                          "listed under " + list_name + " (" + to_string(k->loc) + ": " + k->reason +
-                              ") but not found in " + std::to_string(r.cases) +
-                              " cases: if the op was fixed, remove the entry"});
+  for (const KnownFinding* k : missed) {
+    ContractFinding f{k->clause, k->mode,
+                      "listed under " + list_name + " (" + to_string(k->loc) + ": " + k->reason +
+                          ") but not " + not_found_in(*k, r) + ": if the op was fixed, remove the entry"};
+    f.mistake = k->mistake;
+    r.findings.push_back(std::move(f));
+  }
 }
 
 }  // namespace opc

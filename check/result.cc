@@ -5,6 +5,10 @@
 
 namespace opc {
 
+bool lists(const KnownFinding& k, const ContractFinding& f) {
+  return f.clause == k.clause && (k.mode.empty() || f.mode == k.mode) && f.mistake == k.mistake;
+}
+
 std::vector<std::string> found_clauses(const ContractResult& r) {
   std::set<std::string> s;
   for (const auto& f : r.findings) s.insert(f.clause);

@@ -35,6 +35,7 @@ struct ContractFinding {
   std::string known;    // the contract's reason, when it lists this finding under known_findings
   std::string from_file;  // the corpus case file it was found replaying (cases_tried 0)
   std::string output;     // what the op and torch printed on its minimal case, when captured
+  MistakeId mistake;      // clause misuse: the mistake accepted (one finding per argument and kind)
 };
 
 // A known finding whose `where:` leaves this machine out (contracts/contract.h, KnownScope):
@@ -76,7 +77,11 @@ struct ContractResult {
   uint64_t seed = 0;
   int cases = 0;     // cases run: replayed and generated
   int replayed = 0;  // of them, from CheckOptions::replay_first
-  int misuse_cases = 0;  // caller's mistakes run besides (generators/misuse.h)
+  // Caller's mistakes run besides (generators/misuse.h): the misuse search's budget, spent
+  // round the argument/kind pairs a case allows; a pair once accepted is not tried again.
+  int misuse_cases = 0;
+  std::vector<MistakeId> mistakes_tried;  // the distinct argument/kind pairs among them
+  int misuse_pairs_possible = 0;          // the pairs the drawn cases allowed a mistake of
   // Cases the contract's python_state hook declined, by its reason: calls the program never
   // makes on this machine (runners/python/bridge.h, CaseDeclined). Not in `cases`.
   std::map<std::string, int> declined;
@@ -92,6 +97,10 @@ struct ContractResult {
   int captured_lines = 0;  // lines the op and torch printed during the cases, captured
   TimeSpent seconds;
 };
+
+// Whether known entry `k` lists finding `f`: its clause, its mode (any when `k` names none)
+// and, for a misuse finding, its mistake.
+bool lists(const KnownFinding& k, const ContractFinding& f);
 
 // The clauses that found something, sorted and unique.
 std::vector<std::string> found_clauses(const ContractResult& r);

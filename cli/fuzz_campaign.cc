@@ -140,7 +140,8 @@ void announce(const ContractRun& cr, const FuzzOptions& o, const CheckOptions& o
 // A new finding's minimal case, written into the corpus at once.
 void save_finding(const ContractRun& cr, const FuzzOptions& o, const ContractFinding& f, std::ostream& out) {
   if (cr.corpus.empty() || f.cases_tried == 0 || !f.has_case) return;  // replayed: already there
-  const fs::path file = cr.corpus / (file_safe(cr.target) + "-" + f.clause + "-" + f.mode + ".yaml");
+  const std::string mistake = f.mistake.empty() ? "" : "-" + f.mistake.arg + "-" + f.mistake.kind;
+  const fs::path file = cr.corpus / file_safe(cr.target + "-" + f.clause + "-" + f.mode + mistake + ".yaml");
   try {
     fs::create_directories(cr.corpus);
     write_case_file(file.string(),

@@ -1,6 +1,7 @@
 #include "contracts/contract.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "contracts/clauses.h"
 
@@ -86,6 +87,37 @@ std::vector<std::pair<std::string, int64_t>> dtype_constants() {
   std::vector<std::pair<std::string, int64_t>> out;
   for (const auto& [t, n] : kDtypes) out.emplace_back(n, static_cast<int64_t>(t));
   return out;
+}
+
+namespace {
+constexpr MisuseKind kMisuseKinds[] = {MisuseKind::Size,   MisuseKind::Rank,  MisuseKind::Dtype,
+                                       MisuseKind::Layout, MisuseKind::Index, MisuseKind::Scalar};
+}  // namespace
+
+const char* to_string(MisuseKind kind) {
+  switch (kind) {
+    case MisuseKind::None: return "none";
+    case MisuseKind::Size: return "size";
+    case MisuseKind::Rank: return "rank";
+    case MisuseKind::Dtype: return "dtype";
+    case MisuseKind::Layout: return "layout";
+    case MisuseKind::Index: return "index";
+    case MisuseKind::Scalar: return "scalar";
+  }
+  return "none";
+}
+
+std::optional<MisuseKind> parse_misuse_kind(const std::string& name) {
+  for (MisuseKind k : kMisuseKinds)
+    if (name == to_string(k)) return k;
+  return std::nullopt;
+}
+
+std::string misuse_kind_names() {
+  std::string s;
+  for (size_t i = 0; i < std::size(kMisuseKinds); ++i)
+    s += std::string(i == 0 ? "" : i + 1 == std::size(kMisuseKinds) ? " or " : ", ") + to_string(kMisuseKinds[i]);
+  return s;
 }
 
 const char* to_string(Mode mode) {

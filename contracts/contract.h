@@ -237,12 +237,32 @@ struct KnownScope {
   bool everywhere() const { return cpu.empty() && library.empty(); }
 };
 
+// The kinds of caller's mistake the misuse search makes (generators/misuse.h says what each
+// breaks). Here, below the generators, because known findings name them.
+enum class MisuseKind : uint8_t { None, Size, Rank, Dtype, Layout, Index, Scalar };
+// "size", "rank", "dtype", "layout", "index", "scalar" (contracts, case files, reports).
+const char* to_string(MisuseKind kind);
+std::optional<MisuseKind> parse_misuse_kind(const std::string& name);
+// "size, rank, dtype, layout, index or scalar", for messages.
+std::string misuse_kind_names();
+
+// Which caller's mistake a `misuse` finding is: the argument and the kind ("positions",
+// "index"). With clause and mode it is the finding's identity: each accepted mistake is a
+// finding of its own, listed (and fixed) on its own.
+struct MistakeId {
+  std::string arg, kind;
+  bool empty() const { return arg.empty(); }
+  std::string text() const { return empty() ? "" : arg + " " + kind; }  // "positions index"
+  bool operator==(const MistakeId&) const = default;
+};
+
 // `known_findings:` a finding the contract expects of this very op, with the reason:
 // reported, but it does not fail the check; one that stops occurring does.
 struct KnownFinding {
   SourceLoc loc;
   std::string clause;
   std::string mode;  // "" matches any mode
+  MistakeId mistake;  // clause misuse: `arg:` and `kind:`, required there
   std::string reason;
   // `sometimes: true`: the defect shows only some of the time (heap corruption whose
   // effect depends on the allocator's state), so a run without it is no sign of a fix.

@@ -152,6 +152,7 @@ class Loader {
   void load_cudagraph(const YAML::Node& n, Contract& c);
   void load_reference(const YAML::Node& ref, const YAML::Node& tol, Contract& c);
   void load_known_findings(const YAML::Node& n, Contract& c);
+  MistakeId known_mistake(Fields& f, const YAML::Node& item, const std::string& clause, const Contract& c);
   KnownScope known_scope(const YAML::Node& n, const std::string& what);
   std::vector<std::string> names(const YAML::Node& n, const std::string& what) const;
   void load_donates(const YAML::Node& n, Contract& c);
@@ -1038,6 +1039,7 @@ void Loader::load_known_findings(const YAML::Node& n, Contract& c) {
       k.mode = scalar(m, "mode");
       if (!parse_mode(k.mode)) fail(m, "unknown mode '" + k.mode + "' (modes: fake, eager, compiled, cudagraph)");
     }
+    k.mistake = known_mistake(f, item, k.clause, c);
     YAML::Node why = f.need("reason");
     k.reason = scalar(why, "reason");
     if (k.reason.empty()) fail(why, "a known finding needs its reason");
@@ -1049,6 +1051,28 @@ void Loader::load_known_findings(const YAML::Node& n, Contract& c) {
     f.done();
     c.known_findings.push_back(std::move(k));
   }
+}
+
+// A misuse entry's `arg:` and `kind:`: each accepted mistake is listed on its own, so an
+// entry names the one it expects; other clauses take neither.
+MistakeId Loader::known_mistake(Fields& f, const YAML::Node& item, const std::string& clause, const Contract& c) {
+  YAML::Node arg = f.take("arg"), kind = f.take("kind");
+  if (clause != "misuse") {
+    if (arg || kind) fail(arg ? arg : kind, "arg: and kind: name a misuse finding's mistake; this entry's clause is " + clause);
+    return {};
+  }
+  if (!arg || !kind)
+    fail(item, "a misuse entry names the mistake it expects: arg: (an argument) and kind: (" +
+                                misuse_kind_names() + ")");
+  MistakeId m{scalar(arg, "arg"), scalar(kind, "kind")};
+  const auto named = std::find_if(c.args.begin(), c.args.end(), [&](const ArgSpec& a) { return a.name == m.arg; });
+  if (named == c.args.end()) fail(arg, "arg: the contract has no argument '" + m.arg + "'");
+  const std::optional<MisuseKind> k = parse_misuse_kind(m.kind);
+  if (!k) fail(kind, "kind: unknown mistake '" + m.kind + "' (kinds: " + misuse_kind_names() + ")");
+  if ((*k == MisuseKind::Scalar) == named->is_tensor)
+    fail(kind, "kind: " + m.kind + " mistakes are made of " + (named->is_tensor ? "scalar" : "tensor") +
+                   " arguments, and '" + m.arg + "' is a " + (named->is_tensor ? "tensor" : "scalar"));
+  return m;
 }
 
 // One name or a list of them; each a non-empty word.

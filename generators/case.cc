@@ -39,7 +39,8 @@ void write_misuse(JsonWriter& w, const Misuse& m, const Contract& contract) {
     case MisuseKind::Rank: w.key("change").value(m.value); break;
     case MisuseKind::Dtype: w.key("dtype").value(dtype_name(static_cast<c10::ScalarType>(m.value))); break;
     case MisuseKind::Layout: w.key("layout").value(to_string(static_cast<Layout>(m.value))); break;
-    case MisuseKind::Index: w.key("value").value(m.value); break;
+    case MisuseKind::Index:
+    case MisuseKind::Scalar: w.key("value").value(m.value); break;  // a str scalar's: 0, unused
     case MisuseKind::None: break;
   }
   w.end_object();

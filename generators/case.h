@@ -52,15 +52,16 @@ struct TensorCase {
 };
 
 // A caller's mistake made on purpose (generators/misuse.h): one relation the contract
-// states, broken for one tensor argument of an otherwise valid case. The case's own
-// arguments stay the valid ones; apply_misuse() gives the case the op is handed.
-enum class MisuseKind : uint8_t { None, Size, Rank, Dtype, Layout, Index };
+// states, broken for one argument of an otherwise valid case (MisuseKind lives in
+// contracts/contract.h). The case's own arguments stay the valid ones; apply_misuse()
+// gives the case the op is handed.
 struct Misuse {
   MisuseKind kind = MisuseKind::None;
-  int arg = -1;       // schema index of the tensor argument misused
+  int arg = -1;       // schema index of the argument misused (a tensor; a scalar for Scalar)
   int dim = -1;       // Size: the dim whose size changes
   int64_t value = 0;  // Size: a SizeChange; Rank: +1 or -1; Dtype: a c10::ScalarType;
-                      // Layout: a Layout; Index: the value one element holds
+                      // Layout: a Layout; Index: the value one element holds; Scalar: the
+                      // int handed (a str argument is handed kUnlistedString instead)
   bool operator==(const Misuse&) const = default;
   explicit operator bool() const { return kind != MisuseKind::None; }
 };

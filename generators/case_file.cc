@@ -81,7 +81,7 @@ Misuse misuse_of(const std::string& file, const YAML::Node& n, const Contract& c
   Misuse m;
   const YAML::Node kind = need(file, n, "kind");
   const auto k = parse_misuse_kind(as<std::string>(file, kind, "misuse.kind"));
-  if (!k) throw ContractError(yaml_loc(file, kind), "misuse.kind must be size, rank, dtype, layout or index");
+  if (!k) throw ContractError(yaml_loc(file, kind), "misuse.kind must be " + misuse_kind_names());
   m.kind = *k;
   const YAML::Node arg = need(file, n, "arg");
   const std::string name = as<std::string>(file, arg, "misuse.arg");
@@ -112,7 +112,8 @@ Misuse misuse_of(const std::string& file, const YAML::Node& n, const Contract& c
       m.value = static_cast<int64_t>(*l);
       break;
     }
-    case MisuseKind::Index: m.value = as<int64_t>(file, need(file, n, "value"), "misuse.value"); break;
+    case MisuseKind::Index:
+    case MisuseKind::Scalar: m.value = as<int64_t>(file, need(file, n, "value"), "misuse.value"); break;
     case MisuseKind::None: break;
   }
   return m;

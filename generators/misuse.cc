@@ -6,6 +6,7 @@
 #include "generators/case_gen.h"
 #include "generators/layout.h"
 #include "generators/view_carve.h"
+#include "support/names.h"
 
 namespace opc {
 namespace {
@@ -112,6 +113,66 @@ void add_index_variants(const Case& c, const Contract& contract, const ArgSpec& 
     if ((v < lo || v > hi) && fits(v, t.dtype)) out.push_back({MisuseKind::Index, a.index, -1, v});
 }
 
+// The ints an int scalar is handed instead: one off either way, doubled, zero; none of them
+// a value the contract lists for it (its `choose:`) or the one the dims give it. A str
+// scalar is handed kUnlistedString. Scalars the state hook supplies are not the caller's.
+void add_scalar_variants(const ArgSpec& a, const ScalarValue& v, std::vector<Misuse>& out) {
+  if (!a.from_state.empty()) return;
+  if (std::holds_alternative<std::string>(v)) {
+    out.push_back({MisuseKind::Scalar, a.index, -1, 0});
+    return;
+  }
+  const auto* i = std::get_if<int64_t>(&v);
+  if (!i) return;
+  for (int64_t to : {*i - 1, *i + 1, 2 * *i, int64_t{0}}) {
+    const bool listed = std::find(a.choices.begin(), a.choices.end(), ScalarValue{to}) != a.choices.end();
+    if (to != *i && !listed) add_unique(out, Misuse{MisuseKind::Scalar, a.index, -1, to});
+  }
+}
+
+// How a scalar misuse departs from the contract: the dims it follows, or its choices.
+std::string scalar_tie(const ArgSpec& a) {
+  if (a.from_dims) return "tied to the dims: " + a.from_dims->text();
+  std::vector<std::string> listed;
+  for (const ScalarValue& v : a.choices) add_unique(listed, scalar_text(v));
+  return "not among its values: " + join(listed);
+}
+
+// The other tensor whose dim shares this one's expression (`hidden` in both), or the scalar
+// the dims give it (`head_size: hs`), as words: the tie a size misuse breaks. "" when the
+// dim is this tensor's alone.
+std::string dim_tie(const Contract& contract, const ArgSpec& a, int dim) {
+  if (dim < 0 || dim >= static_cast<int>(a.shape.size())) return "";
+  const std::string expr = a.shape[dim].text();
+  for (const ArgSpec& b : contract.args) {
+    if (b.index == a.index) continue;
+    for (size_t d = 0; b.is_tensor && d < b.shape.size(); ++d)
+      if (b.shape[d].text() == expr) return "tied to " + b.name + "'s dim " + std::to_string(d) + " (" + expr + ")";
+    if (!b.is_tensor && b.from_dims && b.from_dims->text() == expr) return "tied to " + b.name + " (" + expr + ")";
+  }
+  return "";
+}
+
+// The dtype tie a dtype misuse breaks (`dtype: query`, either way), as words.
+std::string dtype_tie(const Contract& contract, const ArgSpec& a) {
+  if (a.dtype_from >= 0) return "its dtype tied to " + contract.args[a.dtype_from].name + "'s";
+  for (const ArgSpec& b : contract.args)
+    if (b.dtype_from == a.index) return b.name + "'s dtype tied to it";
+  return "";
+}
+
+// `k` with its scalar misuse's value handed (an int scalar the int, a str one
+// kUnlistedString); nullopt when the argument holds neither.
+std::optional<Case> with_scalar_misuse(Case k) {
+  auto* v = std::get_if<ScalarValue>(&k.args[k.misuse.arg]);
+  if (v && std::holds_alternative<std::string>(*v)) std::get<std::string>(*v).assign(kUnlistedString);
+  else if (v && std::holds_alternative<int64_t>(*v) && std::get<int64_t>(*v) != k.misuse.value) *v = k.misuse.value;
+  else return std::nullopt;
+  return k;
+}
+
+std::string with_tie(const std::string& tie) { return tie.empty() ? "" : "; " + tie; }
+
 std::string sizes_change(const std::vector<int64_t>& from, const std::vector<int64_t>& to) {
   return shape_text(from) + " -> " + shape_text(to);
 }
@@ -121,6 +182,7 @@ std::string sizes_change(const std::vector<int64_t>& from, const std::vector<int
 std::vector<Misuse> misuse_variants(const Case& c, const Contract& contract) {
   std::vector<Misuse> out;
   for (const ArgSpec& a : contract.args) {
+    if (const auto* v = std::get_if<ScalarValue>(&c.args[a.index])) add_scalar_variants(a, *v, out);
     const auto* t = std::get_if<TensorCase>(&c.args[a.index]);
     if (!t || t->none) continue;
     add_size_variants(a, *t, out);
@@ -144,7 +206,9 @@ std::optional<Case> apply_misuse(const Case& c, const Contract& contract) {
   const Misuse& m = c.misuse;
   Case k = plain_valid_call(c, contract);
   k.misuse = m;
-  auto* t = m.arg >= 0 && m.arg < static_cast<int>(k.args.size()) ? std::get_if<TensorCase>(&k.args[m.arg]) : nullptr;
+  if (m.arg < 0 || m.arg >= static_cast<int>(k.args.size())) return std::nullopt;
+  if (m.kind == MisuseKind::Scalar) return with_scalar_misuse(std::move(k));
+  auto* t = std::get_if<TensorCase>(&k.args[m.arg]);
   if (!t || t->none) return std::nullopt;
   // A view mistaken in its size or dtype no longer fits its buffer: it becomes a tensor of
   // its own, as a caller who built it wrong would hand it.
@@ -181,6 +245,7 @@ std::optional<Case> apply_misuse(const Case& c, const Contract& contract) {
       t->slack = default_slack(l);
       break;
     }
+    case MisuseKind::Scalar: return std::nullopt;  // a tensor argument
     case MisuseKind::Index:
       if (!is_integral(t->dtype) || t->sizes.empty() || !fits(m.value, t->dtype)) return std::nullopt;
       if (std::find(t->sizes.begin(), t->sizes.end(), 0) != t->sizes.end()) return std::nullopt;  // no element
@@ -217,22 +282,31 @@ std::string misuse_text(const Case& c, const Contract& contract) {
   const Misuse& m = c.misuse;
   if (!m || m.arg < 0 || m.arg >= static_cast<int>(contract.args.size())) return "";
   const ArgSpec& a = contract.args[m.arg];
-  const auto* t = std::get_if<TensorCase>(&c.args[m.arg]);
   const std::optional<Case> handed = apply_misuse(c, contract);
+  if (m.kind == MisuseKind::Scalar) {
+    if (!handed) return a.name + ": a misuse that does not apply to this case";
+    return a.name + ": " + scalar_text(std::get<ScalarValue>(handed->args[m.arg])) + " instead of " +
+           scalar_text(std::get<ScalarValue>(c.args[m.arg])) + " (" + scalar_tie(a) + ")";
+  }
+  const auto* t = std::get_if<TensorCase>(&c.args[m.arg]);
   const auto* h = handed ? std::get_if<TensorCase>(&handed->args[m.arg]) : nullptr;
   if (!t || !h) return a.name + ": a misuse that does not apply to this case";
   switch (m.kind) {
-    case MisuseKind::None: return "";
+    case MisuseKind::None:
+    case MisuseKind::Scalar: return "";
     case MisuseKind::Size: {
       static const char* const kWords[] = {"one smaller", "zero", "one larger", "doubled"};
       return a.name + ": size of dim " + std::to_string(m.dim) + " " + kWords[m.value] + " (" +
-             sizes_change(t->sizes, h->sizes) + ")";
+             sizes_change(t->sizes, h->sizes) + with_tie(dim_tie(contract, a, m.dim)) + ")";
     }
     case MisuseKind::Rank:
       return a.name + (m.value > 0 ? ": one dim more, a leading 1 (" : ": one dim less, the first two merged (") +
              sizes_change(t->sizes, h->sizes) + ")";
-    case MisuseKind::Dtype:
-      return a.name + ": " + dtype_name(h->dtype) + " instead of " + dtype_name(t->dtype);
+    case MisuseKind::Dtype: {
+      const std::string tie = dtype_tie(contract, a);
+      return a.name + ": " + dtype_name(h->dtype) + " instead of " + dtype_name(t->dtype) +
+             (tie.empty() ? "" : " (" + tie + ")");
+    }
     case MisuseKind::Layout: {
       std::vector<std::string> listed;
       for (Layout l : a.layouts) listed.push_back(to_string(l));
@@ -265,29 +339,13 @@ std::optional<SizeChange> parse_size_change(const std::string& name) {
   return std::nullopt;
 }
 
-const char* to_string(MisuseKind kind) {
-  switch (kind) {
-    case MisuseKind::None: return "none";
-    case MisuseKind::Size: return "size";
-    case MisuseKind::Rank: return "rank";
-    case MisuseKind::Dtype: return "dtype";
-    case MisuseKind::Layout: return "layout";
-    case MisuseKind::Index: return "index";
-  }
-  return "none";
-}
-
-std::optional<MisuseKind> parse_misuse_kind(const std::string& name) {
-  for (MisuseKind k : {MisuseKind::Size, MisuseKind::Rank, MisuseKind::Dtype, MisuseKind::Layout, MisuseKind::Index})
-    if (name == to_string(k)) return k;
-  return std::nullopt;
-}
-
 std::string misuse_misfit(const Case& c, const Contract& contract) {
   const Misuse& m = c.misuse;
   if (!m) return "";
-  if (m.arg < 0 || m.arg >= static_cast<int>(contract.args.size()) || !contract.args[m.arg].is_tensor)
-    return "its misuse names no tensor argument of the contract";
+  if (m.arg < 0 || m.arg >= static_cast<int>(contract.args.size())) return "its misuse names no argument of the contract";
+  if ((m.kind == MisuseKind::Scalar) == contract.args[m.arg].is_tensor)
+    return m.kind == MisuseKind::Scalar ? "its scalar misuse names a tensor argument"
+                                        : "its misuse names no tensor argument of the contract";
   if (m.kind == MisuseKind::Size && (m.value < 0 || m.value > static_cast<int64_t>(SizeChange::Double)))
     return "its size misuse has an unknown change";
   if (m.kind == MisuseKind::Rank && m.value != 1 && m.value != -1) return "its rank misuse is neither +1 nor -1";

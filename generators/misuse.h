@@ -1,6 +1,6 @@
 // Misuse variants: a caller's mistakes, derived from a valid case and the contract with
 // no keys of their own. Each breaks exactly one relation the contract states, for one
-// tensor argument, and leaves everything else as the valid case has it:
+// argument, and leaves everything else as the valid case has it:
 //
 //   size     one dim one smaller, zero, one larger or doubled (an `out` a row short, a
 //            `scale` with fewer entries than tokens)
@@ -11,6 +11,12 @@
 //            buffer, transposed, at an offset, ...): listing only `contiguous` says what
 //            callers usually pass, not what the kernel can take
 //   index    one element of a `values: {ints: [lo, hi]}` tensor below lo, above hi, or huge
+//   scalar   an int scalar one off, doubled or zero, away from what the dims give it
+//            (`head_size: hs`) or outside its `choose:` values; a str scalar a name
+//            none of its values is (kUnlistedString)
+//
+// A size or dtype mistake on a tensor whose dim or dtype the contract ties to another's
+// (`hidden` in both shapes, `dtype: query`) unties them; the words say so.
 //
 // A kernel handed one must refuse it with a clean error, or run inside the memory it was
 // handed with the results a valid call gives (oracles/misuse.cc judges that).
@@ -36,6 +42,9 @@ enum class SizeChange : int64_t { MinusOne, ToZero, PlusOne, Double };
 const char* size_change_name(SizeChange change);
 std::optional<SizeChange> parse_size_change(const std::string& name);
 
+// What a str scalar is handed by a scalar misuse: a name no op takes.
+inline constexpr char kUnlistedString[] = "opcontract_unlisted";
+
 // Every misuse the case allows, in a fixed order (by argument, then kind).
 std::vector<Misuse> misuse_variants(const Case& c, const Contract& contract);
 
@@ -55,10 +64,6 @@ Case plain_valid_call(const Case& c, const Contract& contract);
 
 // The misuse in words, e.g. "out: size of dim 0 one smaller (3 -> 2)"; "" for none.
 std::string misuse_text(const Case& c, const Contract& contract);
-
-// "size", "rank", "dtype", "layout", "index" (case files and reports); nullopt otherwise.
-const char* to_string(MisuseKind kind);
-std::optional<MisuseKind> parse_misuse_kind(const std::string& name);
 
 // Why a misuse read from a case file cannot apply to this case and contract, or "".
 std::string misuse_misfit(const Case& c, const Contract& contract);

@@ -172,7 +172,7 @@ void md_ops(std::ostream& out, const std::vector<ReportedResult>& ops, const Cam
 
 void md_finding(std::ostream& out, const ReportedResult& op, const ReportedFinding& f) {
   out << "\n### " << md_name(op) << ": " << f.clause << (f.mode.empty() ? "" : " (" + f.mode + ")")
-      << (f.known.empty() ? "" : ", known") << "\n\n";
+      << (f.mistake.empty() ? "" : " " + f.mistake.text()) << (f.known.empty() ? "" : ", known") << "\n\n";
   if (!f.known.empty()) out << "Known (known_findings): " << f.known << "\n\n";
   out << "Target " << md_code(f.target) << ", seed " << f.seed << ", first in case " << f.cases_tried
       << ", shrunk in " << f.shrink_steps << " steps.\n\n";
@@ -313,7 +313,7 @@ void html_summary(std::ostream& out, const std::vector<ReportedResult>& ops) {
 void html_finding(std::ostream& out, const ReportedFinding& f) {
   out << "<div class=\"finding" << (f.known.empty() ? "" : " known") << "\"><p><b>" << xml_escape(f.clause)
       << "</b>" << (f.mode.empty() ? "" : " (" + xml_escape(f.mode) + ")")
-      << (f.known.empty() ? "" : ", known: " + xml_escape(f.known)) << "</p><pre class=\"message\">"
+      << (f.mistake.empty() ? "" : " " + xml_escape(f.mistake.text())) << (f.known.empty() ? "" : ", known: " + xml_escape(f.known)) << "</p><pre class=\"message\">"
       << xml_escape(f.message) << "</pre>";
   if (!f.case_json.empty()) out << "<p>minimal case: <code>" << xml_escape(f.case_json) << "</code></p>";
   out << "<p><small>target <code>" << xml_escape(f.target) << "</code>, seed " << f.seed << ", first in case "

@@ -101,6 +101,10 @@ ReportedFinding parse_finding(const YAML::Node& f, const std::string& where, con
   out.mode = text(f, where, "mode");
   out.target = target;
   out.message = text(f, where, "message");
+  if (const YAML::Node m = f["mistake"]) {
+    expect_kind(m, YAML::NodeType::Map, where + ".mistake", "an object");
+    out.mistake = {text(m, where + ".mistake", "arg"), text(m, where + ".mistake", "kind")};
+  }
   if (f["case"]) {
     JsonWriter w;
     write_json(w, f["case"]);
@@ -221,7 +225,7 @@ void merge_mode(ModeOutcome& into, const ModeOutcome& from) {
 
 void merge_finding(std::vector<ReportedFinding>& into, const ReportedFinding& f) {
   auto same = std::find_if(into.begin(), into.end(), [&](const ReportedFinding& g) {
-    return g.clause == f.clause && g.mode == f.mode && g.target == f.target;
+    return g.clause == f.clause && g.mode == f.mode && g.mistake == f.mistake && g.target == f.target;
   });
   if (same == into.end()) into.push_back(f);
   else if (f.cases_tried < same->cases_tried) *same = f;

@@ -41,6 +41,7 @@ struct ModeOutcome {
 struct ReportedFinding {
   std::string clause;
   std::string mode;  // "" for the static clauses (schema, branches)
+  MistakeId mistake;  // misuse findings: the caller's mistake accepted
   std::string target;
   std::string message;
   std::string case_json;  // the minimal case as one line of JSON; "" when there is none

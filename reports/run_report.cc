@@ -196,6 +196,21 @@ std::string replay_command(const RunEntry& e, const ContractFinding& f) {
          std::to_string(f.cases_tried ? f.cases_tried : e.result.cases);
 }
 
+namespace {
+
+// "80 caller's mistakes made of the cases (23 of 31 argument/kind pairs), 2 accepted: ...".
+std::string misuse_budget_text(const ContractResult& r) {
+  std::vector<std::string> accepted;
+  for (const ContractFinding& f : r.findings)
+    if (f.has_case && !f.mistake.empty()) add_unique(accepted, f.mistake.text());
+  return std::to_string(r.misuse_cases) + " caller's mistakes made of the cases (" + std::to_string(r.mistakes_tried.size()) +
+         " of " + std::to_string(r.misuse_pairs_possible) + " argument/kind pairs), " +
+         std::to_string(accepted.size()) + " accepted" +
+         (accepted.empty() ? "" : ": " + join(accepted));
+}
+
+}  // namespace
+
 void print_text_report(std::ostream& out, const std::vector<RunEntry>& run) {
   for (const RunEntry& e : run) {
     const ContractResult& r = e.result;
@@ -234,7 +249,7 @@ void print_text_report(std::ostream& out, const std::vector<RunEntry>& run) {
         out << "   " << to_string(m) << " not run: " << mr.reason << "\n";
       else if (!mr.ran_as.empty())
         out << "   " << to_string(m) << " ran as " << mr.ran_as << "\n";
-    if (r.misuse_cases) out << "   misuse: " << r.misuse_cases << " caller's mistakes made of the cases\n";
+    if (r.misuse_cases) out << "   misuse: " << misuse_budget_text(r) << "\n";
     else if (!r.misuse_not_run.empty() && !e.regression) out << "   misuse not run: " << r.misuse_not_run << "\n";
     for (const auto& [why, n] : r.declined)
       out << "   declined: " << n << " case(s) the state hook says the program never makes here: " << why << "\n";
@@ -242,7 +257,7 @@ void print_text_report(std::ostream& out, const std::vector<RunEntry>& run) {
     if (r.seconds.total > 0) out << "   time: " << time_text(r.seconds) << "\n";
     for (const ContractFinding& f : r.findings) {
       out << "   - " << (f.known.empty() ? "" : "known: ") << f.clause
-          << (f.mode.empty() ? "" : " (" + f.mode + ")");
+          << (f.mode.empty() ? "" : " (" + f.mode + ")") << (f.mistake.empty() ? "" : " " + f.mistake.text());
       if (f.has_case && f.from_file.empty())
         out << ", first in case " << f.cases_tried << ", shrunk in " << f.shrink_steps << " steps";
       else if (f.has_case)
@@ -330,6 +345,7 @@ void write_finding(JsonWriter& w, const RunEntry& e, const ContractFinding& f) {
   w.begin_object();
   w.key("clause").value(f.clause);
   w.key("mode").value(f.mode);
+  if (!f.mistake.empty()) w.key("mistake").begin_object().key("arg").value(f.mistake.arg).key("kind").value(f.mistake.kind).end_object();
   w.key("message").value(f.message);
   if (f.has_case && e.contract) w.key("case").raw(case_json(f.minimal, *e.contract));
   w.key("seed").value(e.result.seed);
@@ -353,7 +369,9 @@ void write_entry(JsonWriter& w, const RunEntry& e) {
   if (!r.error.empty()) w.key("error").value(r.error);
   w.key("seed").value(r.seed);
   w.key("cases").value(r.cases);
-  if (r.misuse_cases) w.key("misuse_cases").value(r.misuse_cases);
+  if (r.misuse_cases)
+    w.key("misuse_cases").value(r.misuse_cases).key("misuse_pairs").value(static_cast<int64_t>(r.mistakes_tried.size()))
+        .key("misuse_pairs_possible").value(r.misuse_pairs_possible);
   if (!r.misuse_not_run.empty()) w.key("misuse_not_run").value(r.misuse_not_run);
   if (!r.declined.empty()) {
     w.key("declined").begin_object();

@@ -133,6 +133,26 @@ TEST(LoaderReference, AScopesMistakesAreErrorsAtTheirPlace) {
                              "sometimes (true, false, or the machines where"));
 }
 
+TEST(LoaderReference, AMisuseEntryNamesItsMistake) {
+  const Contract c = load_contract_text(
+      kSmall + "known_findings:\n  - {clause: misuse, mode: eager, arg: x, kind: layout, reason: \"strided x read dense\"}\n",
+      kFile);
+  ASSERT_EQ(c.known_findings.size(), 1u);
+  EXPECT_EQ(c.known_findings[0].mistake, (MistakeId{"x", "layout"}));
+  const std::string known = kSmall + "known_findings:\n  - ";
+  EXPECT_TRUE(fails_at_token(known + "{clause: misuse, reason: x}\n", "{clause",
+                             "a misuse entry names the mistake it expects: arg: (an argument) and kind: (size, rank, "
+                             "dtype, layout, index or scalar)"));
+  EXPECT_TRUE(fails_at_token(known + "{clause: misuse, arg: y, kind: size, reason: x}\n", "y,",
+                             "arg: the contract has no argument 'y'"));
+  EXPECT_TRUE(fails_at_token(known + "{clause: misuse, arg: x, kind: sizes, reason: x}\n", "sizes",
+                             "kind: unknown mistake 'sizes'"));
+  EXPECT_TRUE(fails_at_token(known + "{clause: misuse, arg: x, kind: scalar, reason: x}\n", "scalar",
+                             "scalar mistakes are made of scalar arguments, and 'x' is a tensor"));
+  EXPECT_TRUE(fails_at_token(known + "{clause: crash, arg: x, reason: x}\n", "x,",
+                             "arg: and kind: name a misuse finding's mistake; this entry's clause is crash"));
+}
+
 TEST(LoaderReference, MistakesAreErrorsAtTheirPlace) {
   EXPECT_TRUE(fails_at_token(kSmall + "reference: twice\n", "twice",
                              "reference must be a qualified op name"));

@@ -80,7 +80,66 @@ TEST(Misuse, TheMistakeInWords) {
   EXPECT_EQ(misuse_text(c, *contract),
             "idx: one element " + std::to_string(rows) + ", outside [0, " + std::to_string(rows - 1) + "]");
   c.misuse = {MisuseKind::Dtype, 2, -1, static_cast<int64_t>(c10::ScalarType::Half)};
-  EXPECT_EQ(misuse_text(c, *contract), "out: float16 instead of float32");
+  EXPECT_EQ(misuse_text(c, *contract), "out: float16 instead of float32 (its dtype tied to table's)");
+  c.misuse = {MisuseKind::Dtype, 0, -1, static_cast<int64_t>(c10::ScalarType::Half)};
+  EXPECT_EQ(misuse_text(c, *contract), "table: float16 instead of float32 (out's dtype tied to it)");
+  const std::vector<int64_t> out = std::get<TensorCase>(c.args[2]).sizes;
+  c.misuse = {MisuseKind::Size, 2, 1, static_cast<int64_t>(SizeChange::PlusOne)};
+  EXPECT_EQ(misuse_text(c, *contract), "out: size of dim 1 one larger (" + shape_text(out) + " -> " +
+                                           shape_text({out[0], out[1] + 1}) + "; tied to table's dim 1 (cols))");
+}
+
+// A scalar the contract ties to the dims, and one with listed values.
+const char* kScalars = R"Y(
+op: t::widths
+schema: "widths(Tensor x, int width, str how) -> Tensor"
+dims:
+  rows: {range: [1, 4]}
+  cols: {range: [2, 4]}
+args:
+  x: {dtype: [float32], shape: [rows, cols]}
+  width: cols
+  how: {choose: [sum, max]}
+)Y";
+
+TEST(Misuse, ScalarsAreHandedValuesTheContractDoesNotGiveThem) {
+  const auto contract = std::make_shared<const Contract>(load_contract_text(kScalars, "widths.yaml"));
+  const Case valid = first_case(contract);
+  const int64_t cols = std::get<int64_t>(std::get<ScalarValue>(valid.args[1]));
+  std::set<int64_t> widths;
+  int hows = 0;
+  for (const Misuse& m : misuse_variants(valid, *contract)) {
+    if (m.kind != MisuseKind::Scalar) continue;
+    Case c = valid;
+    c.misuse = m;
+    const std::optional<Case> handed = apply_misuse(c, *contract);
+    ASSERT_TRUE(handed);
+    const ScalarValue& v = std::get<ScalarValue>(handed->args[m.arg]);
+    if (m.arg == 1) {
+      widths.insert(std::get<int64_t>(v));
+      EXPECT_EQ(misuse_text(c, *contract), "width: " + std::to_string(std::get<int64_t>(v)) + " instead of " +
+                                               std::to_string(cols) + " (tied to the dims: cols)");
+    } else {
+      ++hows;
+      EXPECT_EQ(std::get<std::string>(v), kUnlistedString);
+      EXPECT_NE(misuse_text(c, *contract).find("(not among its values: \"sum\", \"max\")"), std::string::npos)
+          << misuse_text(c, *contract);
+    }
+  }
+  EXPECT_EQ(widths, (std::set<int64_t>{cols - 1, cols + 1, 2 * cols, 0}));
+  EXPECT_EQ(hows, 1);
+}
+
+TEST(Misuse, CaseFilesCarryAScalarMistake) {
+  const auto contract = std::make_shared<const Contract>(load_contract_text(kScalars, "widths.yaml"));
+  Case c = first_case(contract);
+  c.misuse = {MisuseKind::Scalar, 1, -1, 0};
+  const std::string path = testing::TempDir() + "/opc_misuse_scalar.yaml";
+  write_case_file(path, {"", "widths.yaml", "t::widths", "misuse", "eager", "m", 7, 1, {}}, c, *contract);
+  const Case back = parse_case(read_case_file(path), *contract);
+  EXPECT_EQ(back.misuse, c.misuse);
+  EXPECT_EQ(misuse_text(back, *contract), misuse_text(c, *contract));
+  std::remove(path.c_str());
 }
 
 TEST(Misuse, CaseFilesCarryTheMistake) {

@@ -59,6 +59,8 @@ def describe_finding(f: Entry) -> str:
     """A finding as the CLI's text report gives it: clause (mode), message, case, replay."""
     mode = f.get("mode") or ""
     head = f"{'known: ' if f.get('known') else ''}{f.get('clause', '?')}" + (f" ({mode})" if mode else "")
+    if f.get("mistake"):  # a misuse finding: the caller's mistake the op accepted
+        head += f" {f['mistake'].get('arg', '?')} {f['mistake'].get('kind', '?')}"
     if f.get("from_file"):
         head += f", replaying the corpus case {f['from_file']}"
     elif "case" in f:

@@ -7,6 +7,11 @@
 //                       strided layout gives garbage silently
 //   gather_trusting     reads table rows at idx unchecked: an index past the end reads
 //                       beyond the table (a fault in fenced memory)
+//   scale_rows_trusting scales each row of x by w, read through a raw pointer as float32 of
+//                       x's row length: a w untied from x (shorter, or of a narrower dtype)
+//                       is read past its end; x and w's layouts it handles
+//   copy_width_trusting copies `width` elements a row, trusting the scalar to be x's row
+//                       length: a width untied from the dims reads past x's end
 // Their `_checked` twins TORCH_CHECK what they assume.
 #include <ATen/ATen.h>
 #include <torch/library.h>
@@ -61,9 +66,41 @@ at::Tensor gather_checked(const at::Tensor& table, const at::Tensor& idx) {
   return gather_trusting(table, idx);
 }
 
+at::Tensor scale_rows_trusting(const at::Tensor& x, const at::Tensor& w) {
+  const at::Tensor wc = w.contiguous();
+  const auto* wp = static_cast<const float*>(wc.data_ptr());
+  const int64_t cols = x.size(-1);
+  at::Tensor out = x.to(at::kFloat).contiguous().clone();
+  float* o = out.data_ptr<float>();
+  for (int64_t i = 0; i < out.numel(); ++i) o[i] *= wp[i % cols];
+  return out.to(x.scalar_type());
+}
+
+at::Tensor scale_rows_checked(const at::Tensor& x, const at::Tensor& w) {
+  TORCH_CHECK(w.dim() == 1 && w.size(0) == x.size(-1), "scale_rows: w must hold one weight per column of x");
+  TORCH_CHECK(x.scalar_type() == at::kFloat && w.scalar_type() == at::kFloat, "scale_rows: float32 x and w");
+  return scale_rows_trusting(x, w);
+}
+
+at::Tensor copy_width_trusting(const at::Tensor& x, int64_t width) {
+  const at::Tensor dense = x.contiguous();
+  at::Tensor out = at::empty({x.size(0), width}, x.options());
+  std::memcpy(out.data_ptr(), dense.data_ptr(), x.size(0) * width * x.element_size());
+  return out;
+}
+
+at::Tensor copy_width_checked(const at::Tensor& x, int64_t width) {
+  TORCH_CHECK(x.dim() == 2 && width == x.size(1), "copy_width: width must be x's row length");
+  return copy_width_trusting(x, width);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_FRAGMENT(opc_test, m) {
+  m.def("scale_rows_trusting(Tensor x, Tensor w) -> Tensor");
+  m.def("scale_rows_checked(Tensor x, Tensor w) -> Tensor");
+  m.def("copy_width_trusting(Tensor x, int width) -> Tensor");
+  m.def("copy_width_checked(Tensor x, int width) -> Tensor");
   m.def("copy_rows_trusting(Tensor! out, Tensor x) -> ()");
   m.def("copy_rows_checked(Tensor! out, Tensor x) -> ()");
   m.def("row_sums_trusting(Tensor x) -> Tensor");
@@ -72,6 +109,10 @@ TORCH_LIBRARY_FRAGMENT(opc_test, m) {
   m.def("gather_checked(Tensor table, Tensor idx) -> Tensor");
 }
 TORCH_LIBRARY_IMPL(opc_test, CPU, m) {
+  m.impl("scale_rows_trusting", &scale_rows_trusting);
+  m.impl("scale_rows_checked", &scale_rows_checked);
+  m.impl("copy_width_trusting", &copy_width_trusting);
+  m.impl("copy_width_checked", &copy_width_checked);
   m.impl("copy_rows_trusting", &copy_rows_trusting);
   m.impl("copy_rows_checked", &copy_rows_checked);
   m.impl("row_sums_trusting", &row_sums_trusting);

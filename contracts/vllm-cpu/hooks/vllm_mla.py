@@ -28,7 +28,10 @@ What a hook builds, as vLLM's CPU model runner does for a DeepSeek-V2-like model
   prompt is prefilled whole); distinct blocks, the slot mapping, -1 for the padded rows,
   a latent cache [blocks, 16, 576] of seeded garbage holding the decodes' context (written
   by the backend's own ``do_kv_cache_update``), the builder's metadata with its
-  decode/prefill split, and the forward context under ``set_current_vllm_config``.
+  decode/prefill split, and the forward context under ``set_current_vllm_config``; where
+  the case's ``warmup`` is 1, the forward context of the runner's dummy runs instead (no
+  attention metadata, no slot mapping: the update writes nothing, the attention zero-fills
+  its output).
 
 The reference (``attention_reference``) never reads the cache: it attends over the context
 latents the hook drew and this call's ``kv_c_normed`` / ``k_pe``, up-projected with the
@@ -50,6 +53,7 @@ from vllm.model_executor.layers.linear import ColumnParallelLinear
 from vllm.utils.torch_utils import LayerName, set_default_torch_dtype
 
 import vllm_state
+from opcontract_bridge import NotCalledHere
 from vllm_attention import Batch, _common, _place, _split
 
 KV_LORA_RANK, ROPE = 512, 64  # CPU_MLA's decode kernel: head size 576 only
@@ -65,7 +69,8 @@ class Current:
     weight: torch.Tensor  # kv_b_proj's weight [heads * (nope + v), 512], as drawn
     context_c: torch.Tensor  # [sum of context_lens, 512]: the decodes' cached latents
     context_pe: torch.Tensor  # [sum of context_lens, 64]
-    rows: torch.Tensor | None = None  # decode hook: every cached row of each request, in order
+    warmup: bool = False  # a dummy run's forward context: no attention metadata
+    rows: list[torch.Tensor] | None = None  # decode hook: every cached row of each request, in order
 
 
 _current: Current | None = None
@@ -126,14 +131,19 @@ def _set_up(case, dtype: torch.dtype, v: dict | None = None) -> dict:
     context_c = torch.randn(n, KV_LORA_RANK, generator=g).to(dtype)
     context_pe = torch.randn(n, 1, ROPE, generator=g).to(dtype)
     layer.impl.do_kv_cache_update(context_c, context_pe, layer.kv_cache, batch.context_slots, "auto", layer._k_scale)
-    _current = Current(layer, batch, weight, context_c, context_pe.squeeze(1))
+    _current = Current(layer, batch, weight, context_c, context_pe.squeeze(1), bool(v.get("warmup")))
     common = _common(batch, v["num_tokens"])
     common = replace(common, seq_lens_cpu_upper_bound=common.seq_lens)
     with set_current_vllm_config(config):
         metadata = builder.build(0, common)
-    vllm_state.enter(set_current_vllm_config(config),
-                     set_forward_context({layer.layer_name: metadata}, config,
-                                         slot_mapping={layer.layer_name: batch.slot_mapping}))
+    if v.get("warmup"):
+        # The runner's dummy runs (torch.compile's warm-up at max_num_batched_tokens, the
+        # profile run): a forward context without attention metadata or slot mapping.
+        context = set_forward_context(None, config)
+    else:
+        context = set_forward_context({layer.layer_name: metadata}, config,
+                                      slot_mapping={layer.layer_name: batch.slot_mapping})
+    vllm_state.enter(set_current_vllm_config(config), context)
     return {"layer": LayerName(layer.layer_name), "k_scale": layer._k_scale, "metadata": metadata}
 
 
@@ -142,11 +152,45 @@ def kv_cache_update(case) -> dict:
     return _set_up(case, case.args["kv_c_normed"].dtype)
 
 
+def _absorbed_in_range(q: torch.Tensor, kv_c_normed: torch.Tensor, k_pe: torch.Tensor) -> None:
+    """Declines a case whose decode rows' absorbed scores cannot be judged: CPU_MLA turns a
+    decode query into q_nope W_UK_T (512 latents; one q element near bfloat16's largest, the
+    edge values' 'huge', becomes 512 values near 1e37) and _C::mla_decode_kvcache sums its
+    products with the cached latents in float32. Where those products add up to more than
+    float32's range in magnitude, the kernel's float32 result depends on its summation order
+    (measured: NaN where the float64 score is finite), and no reference defines it. The
+    bound is sum |q_nope W_UK_T| |kv_c| + sum |q_pe| |k_pe| over the request's keys, in
+    float64; vLLM's activations (RMS-normed latents, projections of them) stay far below."""
+    cur = _current
+    if cur.warmup:
+        return
+    layer = cur.layer
+    nope = layer.qk_nope_head_dim
+    w_uk = cur.weight.double().view(layer.num_heads, nope + layer.v_head_dim, KV_LORA_RANK)[:, :nope]
+    start, cached = 0, 0
+    for ctx, n in zip(cur.batch.context_lens, cur.batch.query_lens):
+        if n == 1:  # a decode row (the prefill rows take the MHA form: the float32 range rule holds there)
+            # Finite values only: a NaN or an infinity is judged (the range rule, _scaled).
+            c = torch.cat([cur.context_c[cached:cached + ctx], kv_c_normed[start:start + 1]]).double()
+            pe = torch.cat([cur.context_pe[cached:cached + ctx], k_pe[start:start + 1, 0]]).double()
+            c, pe = (t.nan_to_num(0.0, 0.0, 0.0).abs() for t in (c, pe))
+            qr = q[start].double().nan_to_num(0.0, 0.0, 0.0)  # [H, nope + 64]
+            absorbed = torch.einsum("hd,hdl->hl", qr[:, :nope], w_uk).abs()  # [H, 512]
+            bound = absorbed @ c.T + qr[:, nope:].abs() @ pe.T  # [H, S]
+            if bool((bound > _FLOAT32_MAX).any()):
+                raise NotCalledHere(f"a decode row's absorbed q.k products sum to {float(bound.max()):.3g} in "
+                                    "magnitude, past float32's range: _C::mla_decode_kvcache's float32 sum "
+                                    "then depends on its order (no defined result to judge), and vLLM's "
+                                    "activations never come near it")
+        start, cached = start + n, cached + ctx
+
+
 def attention(case) -> dict:
     """python_state hook of unified_mla_attention_with_output: the state, and this call's
     latents written into the cache by vLLM's own unified_mla_kv_cache_update, as
     ``MLAAttention.forward`` does right before it."""
     state = _set_up(case, case.args["q"].dtype)
+    _absorbed_in_range(case.args["q"], case.args["kv_c_normed"], case.args["k_pe"])
     layer = _current.layer
     torch.ops.vllm.unified_mla_kv_cache_update(case.args["kv_c_normed"], case.args["k_pe"], state["layer"],
                                                layer.kv_cache_dtype, layer._k_scale)
@@ -174,6 +218,9 @@ def attention_reference(q, kv_c_normed, k_pe, output, layer_name, output_scale=N
     untouched)."""
     cur = _current
     layer = cur.layer
+    if cur.warmup:  # no metadata: MLAAttention.forward_impl zero-fills output (its profile-run path)
+        output.zero_()
+        return
     heads, nope, v_dim = layer.num_heads, layer.qk_nope_head_dim, layer.v_head_dim
     w = cur.weight.double().view(heads, nope + v_dim, KV_LORA_RANK)
     w_k, w_v = w[:, :nope], w[:, nope:]

@@ -152,36 +152,43 @@ def kv_cache_update(case) -> dict:
     return _set_up(case, case.args["kv_c_normed"].dtype)
 
 
-def _absorbed_in_range(q: torch.Tensor, kv_c_normed: torch.Tensor, k_pe: torch.Tensor) -> None:
-    """Declines a case whose decode rows' absorbed scores cannot be judged: CPU_MLA turns a
-    decode query into q_nope W_UK_T (512 latents; one q element near bfloat16's largest, the
-    edge values' 'huge', becomes 512 values near 1e37) and _C::mla_decode_kvcache sums its
-    products with the cached latents in float32. Where those products add up to more than
-    float32's range in magnitude, the kernel's float32 result depends on its summation order
-    (measured: NaN where the float64 score is finite), and no reference defines it. The
-    bound is sum |q_nope W_UK_T| |kv_c| + sum |q_pe| |k_pe| over the request's keys, in
-    float64; vLLM's activations (RMS-normed latents, projections of them) stay far below."""
+def _in_float32_range(q: torch.Tensor, kv_c_normed: torch.Tensor, k_pe: torch.Tensor) -> None:
+    """Declines a case where vLLM's float32 scores have no defined value: where the products
+    summed into a score add up to more than float32's range in magnitude, the float32 sum
+    depends on its order (a partial sum overflows, or not), and no reference defines it.
+    That takes a value near bfloat16's or float32's largest (the edge values' 'huge'):
+    decode rows sum q_nope W_UK_T (512 latents: one huge q element spreads over all of them)
+    times the cached latents in _C::mla_decode_kvcache; prefill rows sum q times
+    [W_UK kv_c, k_pe] in CPU_SDPA_MLA's float32 matmul (a huge latent makes k_nope near
+    1e37). Measured both ways: NaN, or the huge key's weight 0 where the float64 score is
+    finite and wins. The bound is the sum of |products| of the form vLLM computes, in
+    float64, over the keys each query sees; finite values only (a NaN or an infinity is
+    judged: _scaled). vLLM's activations (RMS-normed latents, projections of them) stay far
+    below it."""
     cur = _current
     if cur.warmup:
         return
     layer = cur.layer
-    nope = layer.qk_nope_head_dim
-    w_uk = cur.weight.double().view(layer.num_heads, nope + layer.v_head_dim, KV_LORA_RANK)[:, :nope]
+    heads, nope = layer.num_heads, layer.qk_nope_head_dim
+    w_uk = cur.weight.double().view(heads, nope + layer.v_head_dim, KV_LORA_RANK)[:, :nope].abs()
+    finite = lambda t: t.double().nan_to_num(0.0, 0.0, 0.0).abs()  # noqa: E731
     start, cached = 0, 0
     for ctx, n in zip(cur.batch.context_lens, cur.batch.query_lens):
-        if n == 1:  # a decode row (the prefill rows take the MHA form: the float32 range rule holds there)
-            # Finite values only: a NaN or an infinity is judged (the range rule, _scaled).
-            c = torch.cat([cur.context_c[cached:cached + ctx], kv_c_normed[start:start + 1]]).double()
-            pe = torch.cat([cur.context_pe[cached:cached + ctx], k_pe[start:start + 1, 0]]).double()
-            c, pe = (t.nan_to_num(0.0, 0.0, 0.0).abs() for t in (c, pe))
-            qr = q[start].double().nan_to_num(0.0, 0.0, 0.0)  # [H, nope + 64]
-            absorbed = torch.einsum("hd,hdl->hl", qr[:, :nope], w_uk).abs()  # [H, 512]
-            bound = absorbed @ c.T + qr[:, nope:].abs() @ pe.T  # [H, S]
-            if bool((bound > _FLOAT32_MAX).any()):
-                raise NotCalledHere(f"a decode row's absorbed q.k products sum to {float(bound.max()):.3g} in "
-                                    "magnitude, past float32's range: _C::mla_decode_kvcache's float32 sum "
-                                    "then depends on its order (no defined result to judge), and vLLM's "
-                                    "activations never come near it")
+        c = finite(torch.cat([cur.context_c[cached:cached + ctx], kv_c_normed[start:start + n]]))  # [S, 512]
+        pe = finite(torch.cat([cur.context_pe[cached:cached + ctx], k_pe[start:start + n, 0]]))  # [S, 64]
+        qr = finite(q[start:start + n]).transpose(0, 1)  # [H, n, nope + 64]
+        if n == 1:  # a decode: the absorbed form, |q_nope| |W_UK_T| against the latents
+            nope_part = torch.einsum("hnd,hdl->hnl", qr[..., :nope], w_uk) @ c.T
+        else:  # a prefill: the MHA form, |q_nope| against |k_nope| = |W_UK kv_c| (bounded by |W_UK| |kv_c|)
+            nope_part = qr[..., :nope] @ torch.einsum("hdl,sl->hsd", w_uk, c).transpose(1, 2)
+        bound = nope_part + qr[..., nope:] @ pe.T  # [H, n, S]
+        seen = (ctx + torch.arange(n))[:, None] >= torch.arange(ctx + n)[None, :]
+        worst = float(bound.masked_fill(~seen, 0.0).max()) if bound.numel() else 0.0
+        if worst > _FLOAT32_MAX:
+            raise NotCalledHere(f"a {'decode' if n == 1 else 'prefill'} row's q.k products sum to {worst:.3g} in "
+                                "magnitude, past float32's range: vLLM's float32 score then depends on the "
+                                "order of its sum (no defined result to judge), and vLLM's activations never "
+                                "come near it")
         start, cached = start + n, cached + ctx
 
 
@@ -190,7 +197,7 @@ def attention(case) -> dict:
     latents written into the cache by vLLM's own unified_mla_kv_cache_update, as
     ``MLAAttention.forward`` does right before it."""
     state = _set_up(case, case.args["q"].dtype)
-    _absorbed_in_range(case.args["q"], case.args["kv_c_normed"], case.args["k_pe"])
+    _in_float32_range(case.args["q"], case.args["kv_c_normed"], case.args["k_pe"])
     layer = _current.layer
     torch.ops.vllm.unified_mla_kv_cache_update(case.args["kv_c_normed"], case.args["k_pe"], state["layer"],
                                                layer.kv_cache_dtype, layer._k_scale)

@@ -112,8 +112,16 @@ def _batch(v: dict, g: torch.Generator) -> Batch:
     block_size, reqs = v["block_size"], v["num_reqs"]
     query_lens = _split(v["num_tokens"], reqs, g)
     context_lens = torch.randint(0, v["max_context"] + 1, (reqs,), generator=g).tolist()
+    return _place(query_lens, context_lens, block_size, v["spare_blocks"], v["pad_tokens"], g)
+
+
+def _place(query_lens: list[int], context_lens: list[int], block_size: int, spare_blocks: int,
+           pad_tokens: int, g: torch.Generator) -> Batch:
+    """The requests' blocks (distinct ids, any order), block table and slot mappings, as
+    vLLM's BlockTable computes them; ``pad_tokens`` slots of -1 after the real ones."""
+    reqs = len(query_lens)
     blocks_per_req = [-(-(c + q) // block_size) for c, q in zip(context_lens, query_lens)]
-    num_blocks = sum(blocks_per_req) + v["spare_blocks"]
+    num_blocks = sum(blocks_per_req) + spare_blocks
     ids = torch.randperm(num_blocks, generator=g)  # distinct block ids, any order
     table = torch.zeros(reqs, max(blocks_per_req), dtype=torch.int32)
     slots, context_slots, used = [], [], 0
@@ -123,21 +131,25 @@ def _batch(v: dict, g: torch.Generator) -> Batch:
         slot = lambda p: int(table[r, p // block_size]) * block_size + p % block_size  # noqa: E731
         context_slots += [slot(p) for p in range(ctx)]
         slots += [slot(p) for p in range(ctx, ctx + q)]
-    slots += [-1] * v["pad_tokens"]
+    slots += [-1] * pad_tokens
     return Batch(query_lens, context_lens, table, torch.tensor(slots, dtype=torch.int64),
                  torch.tensor(context_slots, dtype=torch.int64), num_blocks)
 
 
-def _metadata(builder: CPUAttentionMetadataBuilder, batch: Batch, num_tokens: int, config):
-    """The backend's own metadata for the batch."""
+def _common(batch: Batch, num_tokens: int) -> CommonAttentionMetadata:
+    """The scheduler's per-step metadata for the batch, as the model runner hands it to a builder."""
     qsl = torch.tensor([0, *torch.tensor(batch.query_lens).cumsum(0).tolist()], dtype=torch.int32)
     seq_lens = torch.tensor([c + q for c, q in zip(batch.context_lens, batch.query_lens)], dtype=torch.int32)
-    common = CommonAttentionMetadata(
+    return CommonAttentionMetadata(
         query_start_loc=qsl, query_start_loc_cpu=qsl, seq_lens=seq_lens, num_reqs=len(batch.query_lens),
         num_actual_tokens=num_tokens, max_query_len=max(batch.query_lens), max_seq_len=int(seq_lens.max()),
         block_table_tensor=batch.block_table, slot_mapping=batch.slot_mapping)
+
+
+def _metadata(builder: CPUAttentionMetadataBuilder, batch: Batch, num_tokens: int, config):
+    """The backend's own metadata for the batch."""
     with set_current_vllm_config(config):
-        return builder.build(0, common)
+        return builder.build(0, _common(batch, num_tokens))
 
 
 def _set_up(case, dtype: torch.dtype, v: dict | None = None) -> dict:

@@ -2,11 +2,13 @@
 for the contracts
 
     contracts/vllm-cpu/causal_conv1d_update_cpu_vec.yaml   (_C::, the causal conv's decode step)
-    contracts/vllm-cpu/selective_state_update_cpu.yaml     (_C::, the SSM's decode step)
+    contracts/vllm-cpu/selective_state_update_cpu_mamba2.yaml  (_C::, the SSM's decode step, as
+                                                               MambaMixer2 calls it)
 
 The conv reference is vLLM's own torch implementation, causal_conv1d_update_torch
 (vllm/model_executor/layers/mamba/ops/cpu/causal_conv1d.py: the pure-PyTorch fallback vLLM
-uses on Arm), called per request on its state slot, in float32.
+uses on Arm), called per request on its state slot, in float32. The SSM step's is
+opcontract's own (vLLM 0.32 has no torch selective_state_update).
 """
 
 import torch

@@ -2,11 +2,13 @@
 for the contracts
 
     contracts/vllm-cpu/causal_conv1d_update_cpu_vec.yaml   (_C::, the causal conv's decode step)
-    contracts/vllm-cpu/selective_state_update_cpu.yaml     (_C::, the SSM's decode step)
+    contracts/vllm-cpu/selective_state_update_cpu_mamba2.yaml  (_C::, the SSM's decode step, as
+                                                               MambaMixer2 calls it)
 
 The conv reference is vLLM's own torch implementation, causal_conv1d_update_torch
 (vllm/model_executor/layers/mamba/ops/cpu/causal_conv1d.py: the pure-PyTorch fallback vLLM
-uses on Arm), called per request on its state slot, in float32.
+uses on Arm), called per request on its state slot, in float32. The SSM step's is
+opcontract's own (vLLM 0.32 has no torch selective_state_update).
 """
 
 import torch
@@ -104,3 +106,44 @@ def ssu_mamba2(case) -> dict:
     rows = _slots(case, tokens, v["slots"], 0)
     indices = torch.tensor(rows, dtype=torch.int32).view(-1, 1)
     return {"dt": dt, "A": A, "D": D, "dt_bias": dt_bias, "indices": indices}
+
+
+def selective_state_update_reference(state, x, dt, A, B, C, D, z, dt_bias, dt_softplus, state_batch_indices,
+                                     dst_state_batch_indices, null_block_id, out, num_accepted_tokens, cu_seqlens):
+    """_C::selective_state_update_cpu as MambaMixer2's decode calls it (one token per request,
+    no z, num_accepted_tokens or cu_seqlens), opcontract's own plain-torch Mamba2 step in
+    float32 (vLLM 0.32 has no torch selective_state_update): per token t on slot
+    s = state_batch_indices[t] (t without indices), head h of group g = h // (H / G):
+    dt' = softplus?(dt[t, h, 0] + dt_bias[h, 0]), state[s, h] = state[s, h] * exp(A[h, 0, 0] dt')
+    + x[t, h, :, None] B[t, g] dt', out[t, h] = state[s, h] C[t, g] (+ D[h, 0] x[t, h]); the
+    updated state also goes to dst_state_batch_indices[t]. A token on null_block_id is
+    skipped (state and its out row untouched)."""
+    if z is not None or num_accepted_tokens is not None or cu_seqlens is not None:
+        raise ValueError("the reference takes z, num_accepted_tokens and cu_seqlens None, as MambaMixer2's decode passes them")
+    tokens, heads, _ = x.shape
+    group = heads // B.shape[1] if B.shape[1] else 1
+    pool = state.to(_F).clone()
+    res = out.to(_F).clone()
+    for t in range(tokens):
+        slot = int(state_batch_indices.reshape(-1)[t]) if state_batch_indices is not None else t
+        if slot == null_block_id:
+            continue
+        for h in range(heads):
+            g = h // group
+            d = float(dt[t, h, 0]) + (float(dt_bias[h, 0]) if dt_bias is not None else 0.0)
+            if dt_softplus:
+                d = float(torch.nn.functional.softplus(torch.tensor(d, dtype=_F)))
+            da = torch.exp(torch.tensor(float(A[h, 0, 0]) * d, dtype=_F))
+            xs = x[t, h].to(_F)
+            s = pool[slot, h] * da + xs[:, None] * B[t, g].to(_F)[None, :] * d
+            pool[slot, h] = s
+            o = s @ C[t, g].to(_F)
+            if D is not None:
+                o = o + float(D[h, 0]) * xs
+            res[t, h] = o
+        if dst_state_batch_indices is not None:
+            dst = int(dst_state_batch_indices.reshape(-1)[t])
+            if dst != slot:
+                pool[dst] = pool[slot]
+    state.copy_(pool.to(state.dtype))
+    out.copy_(res.to(out.dtype))

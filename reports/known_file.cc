@@ -53,6 +53,9 @@ std::vector<KnownEntry> load_known_file(const std::string& path) {
     k.finding.mode = text(path, e, "mode", false);
     if (!k.finding.mode.empty() && !parse_mode(k.finding.mode))
       throw ContractError(yaml_loc(path, e["mode"]), "unknown mode '" + k.finding.mode + "'");
+    k.finding.mistake = {text(path, e, "arg", false), text(path, e, "kind", false)};
+    if ((k.finding.clause == "misuse") != !k.finding.mistake.empty() || k.finding.mistake.arg.empty() != k.finding.mistake.kind.empty())
+      throw ContractError(yaml_loc(path, e), "a misuse entry names its mistake (arg and kind), and only a misuse entry does");
     k.finding.reason = text(path, e, "reason", true);
     if (k.finding.reason.empty()) throw ContractError(yaml_loc(path, e), "a known finding needs its reason");
     out.push_back(std::move(k));
@@ -71,6 +74,7 @@ void write_known_file(const std::string& path, const std::vector<KnownEntry>& en
     w.key("target").value(k.target);
     w.key("clause").value(k.finding.clause);
     if (!k.finding.mode.empty()) w.key("mode").value(k.finding.mode);
+    if (!k.finding.mistake.empty()) w.key("arg").value(k.finding.mistake.arg).key("kind").value(k.finding.mistake.kind);
     w.key("reason").value(k.finding.reason);
     w.end_object();
     s += "  " + w.str() + (i + 1 < entries.size() ? ",\n" : "\n");
@@ -96,7 +100,7 @@ std::vector<KnownEntry> updated_known(const std::vector<KnownEntry>& old, const 
     for (const ContractFinding& f : e.result.findings) {
       const KnownFinding* prior = nullptr;
       for (const KnownFinding& k : listed)
-        if (k.clause == f.clause && (k.mode.empty() || k.mode == f.mode)) prior = &k;
+        if (lists(k, f)) prior = &k;
       if (prior && !f.has_case && f.known.empty()) continue;  // listed, no longer found: dropped
       // Known to the contract itself (its known_findings), not to this file.
       if (!f.known.empty() && !(prior && prior->reason == f.known)) continue;
@@ -105,6 +109,7 @@ std::vector<KnownEntry> updated_known(const std::vector<KnownEntry>& old, const 
       k.target = e.result.target;
       k.finding.clause = f.clause;
       k.finding.mode = f.mode;
+      k.finding.mistake = f.mistake;
       k.finding.reason = prior ? prior->reason
                                : "recorded by --update-known: " + f.message.substr(0, 160) +
                                      (f.message.size() > 160 ? "..." : "");

@@ -82,24 +82,14 @@ std::string mode_cell(const ReportedResult& r, Mode m) {
   return known_or(listed, "holds");
 }
 
-// "accepts 3; 1 more (sometimes)": the mistakes the contract lists as accepted (one entry
-// each), counted by where and how often they show.
 std::string misuse_cell(const ReportedResult& r) {
   const ModeVerdict v = misuse_verdict(r);
   if (v == ModeVerdict::Fail) return "FAIL";
   if (v == ModeVerdict::NotRun) return "not run";
-  std::vector<std::pair<std::string, int>> by_scope;  // first-seen order
-  for (const ReportedKnown& k : r.known_listed) {
-    if (k.clause != "misuse") continue;
-    const std::string notes = scope_notes(k);
-    auto at = std::find_if(by_scope.begin(), by_scope.end(), [&](const auto& s) { return s.first == notes; });
-    if (at == by_scope.end()) by_scope.emplace_back(notes, 1);
-    else ++at->second;
-  }
-  std::vector<std::string> parts;
-  for (const auto& [notes, n] : by_scope)
-    parts.push_back((parts.empty() ? "accepts " : "") + std::to_string(n) + (parts.empty() ? "" : " more") + notes);
-  return parts.empty() ? "refuses all" : join(parts, "; ");
+  std::vector<std::string> listed;
+  for (const ReportedKnown& k : r.known_listed)
+    if (k.clause == "misuse") add_unique(listed, "accepts some" + scope_notes(k));
+  return listed.empty() ? "refuses all" : join(listed, "; ");
 }
 
 // Entries no cell shows (a static clause's, one no mode judges).

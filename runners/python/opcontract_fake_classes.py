@@ -10,10 +10,11 @@ static fake or as the symbolic one, in microseconds instead of a FakeTensorMode 
 the same case (``ran_static``).
 
 A class is what a trace cannot see through: the op, each argument's dtype, rank, device,
-None-ness and storage sharing, the scalar arguments' values, the python_context values and
-the dims left static. Within a class each trace is a region: its guards, the sizes PyTorch
-kept concrete (0 and 1, the pinned ones) and the symbols' ranges; at most
-``TRACES_PER_CLASS`` regions a class, as a compile keeps a bounded number of graphs.
+None-ness and storage sharing, what PyTorch keeps concrete in its sizes (sizes, strides and
+offsets of 0 and 1; which strides follow from the sizes), the scalar arguments' values, the
+python_context values and the dims left static. Within a class each trace is a region: its
+guards (a size a fake pins) and the symbols' ranges; at most ``TRACES_PER_CLASS`` regions a
+class, as a compile keeps a bounded number of graphs.
 
 Where the static fake still runs for real, every case (it can disagree with the symbolic
 trace only where the fake reads a size without a guard, or where the trace fails):
@@ -87,8 +88,8 @@ class FakeClasses:
                 storage = a.untyped_storage()._cdata
                 if storage not in storages:
                     storages.append(storage)
-                parts.append((a.dtype, a.device, a.dim(), a.requires_grad, a._base is None,
-                              storages.index(storage)))
+                parts.append((a.dtype, a.device, a.dim(), a.requires_grad, storages.index(storage),
+                              _shape_pattern(a), a._base is not None and _shape_pattern(a._base)))
             elif any(isinstance(t, torch.Tensor) for t in tree_leaves(a)):
                 return None
             else:
@@ -161,6 +162,15 @@ def _value_key(a: Any) -> tuple:
     if all(isinstance(v, _PLAIN) for v in leaves):
         return type(a).__name__, repr(a)
     return type(a).__name__, tuple(type(v).__qualname__ for v in leaves)
+
+
+def _shape_pattern(t: torch.Tensor) -> tuple:
+    """What PyTorch keeps concrete when it makes a fake's sizes symbols: sizes, strides and
+    offsets of 0 and 1, and which strides follow from the sizes inside them (contiguous)."""
+    small = lambda v: v if v < 2 else 2  # noqa: E731
+    inner = [t.stride(d) == t.stride(d + 1) * t.size(d + 1) for d in range(t.dim() - 1)]
+    return (tuple(map(small, t.shape)), tuple(map(small, t.stride())), small(t.storage_offset()),
+            tuple(inner))
 
 
 def _metadata(args: list) -> tuple:

@@ -413,6 +413,15 @@ def require(build: Path):
         sys.exit(2)
 
 
+def publish(build: Path, name: str, text: str):
+    """Writes the report to build/reports/NAME and prints it."""
+    out = build / "reports" / name
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text)
+    print(text)
+    print(f"written: {out}", file=sys.stderr)
+
+
 def main():
     args = parse_args()
     build = ROOT / os.environ.get("OPCONTRACT_BUILD_DIR", "build")
@@ -431,11 +440,7 @@ def main():
 
     text = report(args, targets, reg_runs, port_runs, port_results, opcheck_results,
                   opcheck_rates)
-    out = build / "reports" / "opcheck-comparison.md"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text)
-    print(text)
-    print(f"written: {out}", file=sys.stderr)
+    publish(build, "opcheck-comparison.md", text)
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from opcheck_compare import TEST_UTILS, first_line, table  # noqa: E402
+from opcheck_compare import TEST_UTILS, first_line, publish, table  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKENS, HIDDEN = 7, 64
@@ -160,12 +160,7 @@ def main():
         check_seconds = entry["seconds"]["total"]
         rows.append([qualname, rate, entry["cases"] / check_seconds, cpu_a_sample, cpu / total_cases,
                      found_by_opcheck(verdict), found_by_opcontract(entry)])
-    text = report(args, rows, wall, cpu, total_cases)
-    out = build / "reports" / "opcheck-comparison-vllm.md"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text)
-    print(text)
-    print(f"written: {out}", file=sys.stderr)
+    publish(build, "opcheck-comparison-vllm.md", report(args, rows, wall, cpu, total_cases))
 
 
 if __name__ == "__main__":

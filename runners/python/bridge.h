@@ -82,7 +82,8 @@ std::vector<std::string> python_registered_ops();
 
 // Calls `module:function` with the contract's context values as keyword arguments, so a
 // Python op that reads process state (vLLM's TP world size) sees the case's (contract key
-// `python_context:`).
+// `python_context:`). With hook "", only tells the fake mode the values (a C++ op reads them
+// from ops/sim_context.h): its classes of cases hold the context.
 void set_context(const std::string& hook, const std::map<std::string, int64_t>& values);
 
 // A case as the contract's `python_state:` hook receives it (besides the op's arguments).

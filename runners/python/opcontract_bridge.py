@@ -153,9 +153,12 @@ def set_context(hook: str, values: dict[str, int]) -> None:
 
     A Python op that reads process state (vLLM's sequence_parallel_chunk_impl reads the
     tensor-parallel world size and rank) gets the case's values from such a hook, named by
-    the contract's ``python_context:``; it sets the state the op reads.
+    the contract's ``python_context:``; it sets the state the op reads. ``hook`` "" calls
+    nothing: a C++ op reads the values (ops/sim_context.h), and the fake mode's classes of
+    cases hold them all the same.
     """
-    _python_function(hook)(**values)
+    if hook:
+        _python_function(hook)(**values)
     _fake_classes.context[hook] = tuple(sorted(values.items()))
 
 

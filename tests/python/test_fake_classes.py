@@ -149,3 +149,14 @@ def test_context_values_are_part_of_the_class():
         for symbolic in (False, True):
             result = bridge.fake_call("opc_pytest_fc::per_rank", "", [_view(8, 4)], symbolic)
             assert result["returns"][0]["sizes"] == [8 // world, 4]
+
+
+def test_context_values_a_cpp_op_reads_are_part_of_the_class():
+    # A C++ op reads them from ops/sim_context.h: the checker sets them there and tells the
+    # bridge with hook "", which calls nothing.
+    for world in (1, 2, 4, 1):
+        _world["size"] = world
+        bridge.set_context("", {"world": world})
+        for symbolic in (False, True):
+            result = bridge.fake_call("opc_pytest_fc::per_rank", "", [_view(8, 4)], symbolic)
+            assert result["returns"][0]["sizes"] == [8 // world, 4]

@@ -12,7 +12,7 @@ the same case (``ran_static``).
 A class is what a trace cannot see through: the op, each argument's dtype, rank, device,
 None-ness and storage sharing, what PyTorch keeps concrete in its sizes (sizes, strides and
 offsets of 0 and 1; which strides follow from the sizes), the scalar arguments' values, the
-python_context values and the dims left static. Within a class each trace is a region: its
+contract's context values (set_context) and the dims left static. Within a class each trace is a region: its
 guards (a size a fake pins) and the symbols' ranges; at most ``TRACES_PER_CLASS`` regions a
 class, as a compile keeps a bounded number of graphs.
 
@@ -76,7 +76,7 @@ class FakeClasses:
 
     def __init__(self) -> None:
         self._classes: dict[tuple, _Class] = {}
-        self.context: dict[str, tuple] = {}  # python_context hook -> the values it last set
+        self.context: dict[str, tuple] = {}  # set_context: hook ("" for C++ ops) -> its values
         self._static: tuple = (None, None, None)  # ran_static's last case
 
     def key(self, qualname: str, overload: str, args: list, dynamic_dims: dict | None) -> tuple | None:

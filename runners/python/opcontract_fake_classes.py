@@ -12,9 +12,9 @@ the same case (``ran_static``).
 A class is what a trace cannot see through: the op, each argument's dtype, rank, device,
 None-ness and storage sharing, what PyTorch keeps concrete in its sizes (sizes, strides and
 offsets of 0 and 1; which strides follow from the sizes), the scalar arguments' values, the
-contract's context values (set_context) and the dims left static. Within a class each trace is a region: its
-guards (a size a fake pins) and the symbols' ranges; at most ``TRACES_PER_CLASS`` regions a
-class, as a compile keeps a bounded number of graphs.
+contract's context values (set_context) and the dims left static. Within a class each
+trace is a region: its guards (a size a fake pins) and the symbols' ranges; at most
+``TRACES_PER_CLASS`` regions a class, as a compile keeps a bounded number of graphs.
 
 Where the static fake still runs for real, every case (it can disagree with the symbolic
 trace only where the fake reads a size without a guard, or where the trace fails):

@@ -359,11 +359,12 @@ def fake_call(
     """
     op = _resolve(qualname, overload)
     key = _fake_classes.key(qualname, overload, args, dynamic_dims)
-    known = _fake_classes.answer(key, args, symbolic, lambda: _FakeRun(op, args, False, None).result)
+    run_static = lambda: _FakeRun(op, args, False, None).result  # noqa: E731
+    known = _fake_classes.answer(key, args, symbolic, run_static)
     if known is not None:
         return known
     if not symbolic:
-        static = _FakeRun(op, args, False, None).result
+        static = run_static()
         _fake_classes.ran_static(key, args, static)
         return static
     run = _FakeRun(op, args, True, dynamic_dims)

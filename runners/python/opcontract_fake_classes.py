@@ -28,9 +28,9 @@ trace only where the fake reads a size without a guard, or where the trace fails
 Not seen by a trace: a fake reading a SymInt's hint directly (``optimization_hint(s)``),
 process state that a python_state hook built, or an opaque argument's contents (vLLM's
 LayerName; the class holds its type only). vLLM's fakes of its stateful ops read none of
-these: they return nothing or tensors shaped like their inputs. The static fake runs for real on a
-trace's 3rd, 30th and 300th reuse as a spot check, and a class where it disagrees is retired
-(the unit tests plant such a fake).
+these: they return nothing or tensors shaped like their inputs. The static fake runs for
+real on a trace's 3rd, 30th and 300th reuse as a spot check, and a class where it disagrees
+is retired (the unit tests plant such a fake).
 """
 
 import math
@@ -138,11 +138,12 @@ class FakeClasses:
         if cls.retired:
             return
         trace = _trace_of(fakes, outputs, shape_env, result)
-        if trace is None or _bind(trace, args) is None:
+        values = _bind(trace, args) if trace is not None else None
+        if values is None:
             return
         static_key, metadata, static = self._static
         if (static_key, metadata) == (key, _metadata(args)):
-            trace.static_differs = _evaluate(trace.answer, _bind(trace, args), False) != static
+            trace.static_differs = _evaluate(trace.answer, values, False) != static
         else:  # no static run of this case to compare with
             trace.static_differs = True
         cls.traces.append(trace)
@@ -224,7 +225,7 @@ def _place(source) -> tuple[int, bool, str, int] | None:
 
 def _read(args: list, place: tuple[int, bool, str, int]) -> int | None:
     arg, on_base, prop, dim = place
-    t = args[arg]._base if place[1] else args[arg]
+    t = args[arg]._base if on_base else args[arg]
     if t is None:
         return None
     if prop == _SIZE:

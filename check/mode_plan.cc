@@ -40,13 +40,24 @@ std::map<Mode, std::string> ran_as_text(const CaseOps& ops) {
   return ran_as;
 }
 
+// Why a `device: cuda` contract's real runs cannot happen here ("" when they can, or for a
+// CPU contract): no GPU, or no path yet that runs the op on CUDA tensors.
+std::string real_runs_unavailable(const Contract& contract, CaseWorker& worker) {
+  if (contract.device != "cuda") return "";
+  const std::string no_gpu = worker.cudagraph_unavailable();
+  return "the contract's tensors live on CUDA (device: cuda), and " +
+         (no_gpu.empty() ? std::string("opcontract makes its cases' real tensors on the CPU only so far") : no_gpu) +
+         "; the fake mode runs alone, on fake CUDA tensors";
+}
+
 }  // namespace
 
 ModePlan plan_modes(const Contract& contract, const std::vector<Mode>& asked, const CaseOps& ops,
                     CaseWorker& worker) {
   ModePlan plan{{}, {}, ran_as_text(ops)};
+  const std::string no_real_runs = real_runs_unavailable(contract, worker);
   for (Mode m : kAllModes) {
-    if (m == Mode::Eager && !contract.skip.count(m)) {  // the base of every other mode
+    if (m == Mode::Eager && !contract.skip.count(m) && no_real_runs.empty()) {  // the base of every other mode
       plan.run.push_back(m);
       continue;
     }
@@ -55,6 +66,8 @@ ModePlan plan_modes(const Contract& contract, const std::vector<Mode>& asked, co
       why = std::string(kSkippedByContract) + ": " + skip->second;
     else if (!asked.empty() && std::find(asked.begin(), asked.end(), m) == asked.end())
       why = "left out by --modes";
+    else if (m != Mode::Fake && !no_real_runs.empty())
+      why = no_real_runs;
     else if (m == Mode::Cudagraph)
       why = cudagraph_unavailable_for(ops.op, worker);
     if (why.empty()) plan.run.push_back(m);

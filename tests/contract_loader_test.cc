@@ -250,6 +250,28 @@ TEST(LoaderModes, SkippingEagerLeavesTheFakeModeAlone) {
                              "[fake, compiled]", "only the fake mode can be judged"));
 }
 
+TEST(LoaderDevice, TheContractsAndAnArgumentsDeviceLoad) {
+  const Contract cpu = load_contract_text(kSmall, kFile);
+  EXPECT_EQ(cpu.device, "cpu");
+  const std::string two = R"y(op: a::f
+schema: "f(Tensor x, Tensor map) -> ()"
+device: cuda
+args:
+  x: {dtype: float32, shape: [4]}
+  map: {dtype: int64, shape: [4], device: cpu}
+)y";
+  const Contract c = load_contract_text(two, kFile);
+  EXPECT_EQ(c.device, "cuda");
+  EXPECT_EQ(c.device_of(c.args[0]), "cuda");
+  EXPECT_EQ(c.device_of(c.args[1]), "cpu");
+}
+
+TEST(LoaderDevice, AnUnknownDeviceIsAnErrorAtItsPlace) {
+  EXPECT_TRUE(fails_at_token(kSmall + "device: gpu\n", "gpu", "'gpu' is not a device opcontract makes tensors on (cpu, cuda)"));
+  EXPECT_TRUE(fails_at_token(kHead + "args:\n  x: {dtype: float32, shape: [n], device: mps}\n", "mps",
+                             "args.x.device: 'mps' is not a device"));
+}
+
 // ---------------------------------------------------------------------------------------
 // cudagraph:
 
@@ -649,7 +671,7 @@ TEST(LoaderUnknownKey, MisspeltOptionalKeyInArgsBlockStyle) {
     layuots: [narrow]
 )y";
   EXPECT_TRUE(fails_at(text, 9, 5, "unknown key 'layuots' in args.x (known: dtype, shape, "
-                                   "forms, layouts, view, values, optional); did you mean 'layouts'?"));
+                                   "forms, layouts, view, values, device, optional); did you mean 'layouts'?"));
 }
 
 TEST(LoaderUnknownKey, InDims) {

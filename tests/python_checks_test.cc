@@ -59,6 +59,21 @@ TEST(PythonState, DeclinedCasesAreCountedNotJudged) {
   EXPECT_FALSE(contains(r.output, "30 cases")) << r.output;  // the declined ones are not counted as run
 }
 
+// A `device: cuda` contract where no GPU runs it: eager, compiled and cudagraph are not run,
+// saying why, and the fake mode runs alone on fake CUDA tensors (the op's fake refuses any
+// other device, so the contract holding shows they are CUDA's; its planted twin is
+// python/fake_cuda/planted).
+TEST(FakeCuda, TheFakeModeRunsAloneOnFakeCudaTensorsSayingWhy) {
+  if (!embeds_python()) GTEST_SKIP() << "this opcontract embeds no Python";
+  const Result r = run_shell("cd " + shell_quote(OPC_SOURCE_DIR) + " && PYTHONPATH=tests/python " +
+                             shell_quote(OPC_BINARY) + " check tests/contracts/python/fake_cuda.yaml --load " +
+                             shell_quote(OPC_TEST_OPS) + " --import opcontract_test_ops --cases 30");
+  EXPECT_EQ(r.exit, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "the contract's tensors live on CUDA (device: cuda)");
+  EXPECT_CONTAINS(r.output, "the fake mode runs alone, on fake CUDA tensors");
+  EXPECT_CONTAINS(r.output, "HOLDS");
+}
+
 // list shows the Python-registered ops an import brings, each with where its fake is.
 TEST(RealTorchCompile, ListShowsPythonOpsAndTheirFakes) {
   if (!embeds_python()) GTEST_SKIP() << "this opcontract embeds no Python";

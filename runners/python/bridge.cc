@@ -338,11 +338,16 @@ std::string define_python_reference(const std::string& function, const std::stri
   }
 }
 
-FakeResult fake_call(const OpBinding& op, const std::vector<c10::IValue>& args, bool symbolic) {
+FakeResult fake_call(const OpBinding& op, const std::vector<c10::IValue>& args, bool symbolic,
+                     const std::vector<std::string>& devices) {
   py::gil_scoped_acquire gil;
   FakeResult r;
   try {
-    const py::dict d = bridge().attr("fake_call")(qualname_of(op), overload_of(op), to_python(args), symbolic);
+    py::dict on;  // only the arguments moved off their own device
+    for (size_t i = 0; i < devices.size(); ++i)
+      if (!devices[i].empty()) on[py::int_(i)] = devices[i];
+    const py::dict d = bridge().attr("fake_call")(qualname_of(op), overload_of(op), to_python(args), symbolic,
+                                                  py::none(), on);
     r.ok = d["ok"].cast<bool>();
     r.error = d["error"].cast<std::string>();
     r.fake_kind = d["fake_kind"].cast<std::string>();

@@ -145,8 +145,10 @@ struct FakeResult {
 
 // The op under PyTorch's FakeTensorMode on fakes of `args` (same sizes, strides, offsets,
 // storage sharing); with `symbolic`, every dim of size >= 2 a ShapeEnv symbol, as under
-// torch.compile(dynamic=True).
-FakeResult fake_call(const OpBinding& op, const std::vector<c10::IValue>& args, bool symbolic);
+// torch.compile(dynamic=True). `devices`, by schema index: the device an argument's fake
+// claims to be on ("cuda": a fake CUDA tensor, no GPU needed), "" or absent: its own.
+FakeResult fake_call(const OpBinding& op, const std::vector<c10::IValue>& args, bool symbolic,
+                     const std::vector<std::string>& devices = {});
 
 struct CompiledResult {
   bool ok = false;

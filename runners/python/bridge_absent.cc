@@ -40,7 +40,9 @@ void build_state(const std::string&, const StateCase&, const c10::FunctionSchema
   refuse();
 }
 std::string define_python_reference(const std::string&, const std::string&) { refuse(); }
-FakeResult fake_call(const OpBinding&, const std::vector<c10::IValue>&, bool) { refuse(); }
+FakeResult fake_call(const OpBinding&, const std::vector<c10::IValue>&, bool, const std::vector<std::string>&) {
+  refuse();
+}
 CompiledResult compiled_call(const OpBinding&, const std::vector<c10::IValue>&, const std::string&,
                              const std::string&, int, const std::vector<std::string>&) {
   refuse();

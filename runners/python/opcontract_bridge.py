@@ -261,6 +261,9 @@ def op_fake_source(qualname: str) -> str:
     if kind == "python_fake":
         kernel = torch._library.simple_registry.singleton.find(op.name()).fake_impl.kernel
         return f"Python fake ({_defined_at(kernel.func) or kernel.source})"
+    if kind == "meta_kernel" and not torch._C._dispatch_has_kernel_for_dispatch_key(op.name(), "Meta"):
+        # A kernel for every backend: FakeTensorMode runs the real one on the fakes.
+        return "CompositeExplicitAutograd kernel, run on the fakes"
     return {"composite": "composite (decomposes; no fake needed)", "meta_kernel": "Meta kernel",
             "trivial": "none needed (mutates, returns nothing)", "none": "NONE"}[kind]
 
@@ -322,6 +325,7 @@ def fake_call(
     args: list,
     symbolic: bool = False,
     dynamic_dims: dict[int, list[int]] | None = None,
+    devices: dict[int, str] | None = None,
 ) -> dict:
     """Runs the op under FakeTensorMode on fakes of ``args`` and describes what it predicts.
 
@@ -336,7 +340,9 @@ def fake_call(
     Sizes are reported as ints (a symbol's value for this case; -1 for an unbacked size,
     i.e. a data-dependent one the fake made with ``ctx.new_dynamic_size()``). Scalar
     arguments stay concrete, as an ``int``/``float`` schema argument does under
-    torch.compile.
+    torch.compile. ``devices[arg]`` is the device an argument's fake claims ("cuda": a fake
+    CUDA tensor of the CPU tensor's geometry; FakeTensorMode needs no GPU for it), so that an
+    op of vLLM's CUDA build meets the tensors its fake is written for.
 
     The fake runs once per class of cases (opcontract_fake_classes.py): a case that a
     symbolic trace of the op covers gets that trace's answer at its sizes, static or
@@ -358,8 +364,9 @@ def fake_call(
          "symbolic_dims": [[arg, dim]], "specialized_dims": [[arg, dim]]}
     """
     op = _resolve(qualname, overload)
-    key = _fake_classes.key(qualname, overload, args, dynamic_dims)
-    run_static = lambda: _FakeRun(op, args, False, None).result  # noqa: E731
+    devices = devices or {}
+    key = _fake_classes.key(qualname, overload, args, dynamic_dims, devices)
+    run_static = lambda: _FakeRun(op, args, False, None, devices).result  # noqa: E731
     known = _fake_classes.answer(key, args, symbolic, run_static)
     if known is not None:
         return known
@@ -367,7 +374,7 @@ def fake_call(
         static = run_static()
         _fake_classes.ran_static(key, args, static)
         return static
-    run = _FakeRun(op, args, True, dynamic_dims)
+    run = _FakeRun(op, args, True, dynamic_dims, devices)
     _fake_classes.learn(key, args, run.fakes, run.outputs, run.shape_env, run.result, run.read_hints)
     return run.result
 
@@ -376,7 +383,7 @@ class _FakeRun:
     """One run of an op's fake under a FakeTensorMode of its own: see fake_call."""
 
     def __init__(self, op: torch._ops.OpOverload, args: list, symbolic: bool,
-                 dynamic_dims: dict[int, list[int]] | None) -> None:
+                 dynamic_dims: dict[int, list[int]] | None, devices: dict[int, str] | None = None) -> None:
         # A ShapeEnv even when static: dynamo always has one, and data-dependent fakes need it.
         # No duck sizing: equal sizes get distinct symbols, so a fake cannot lean on a
         # coincidence of this case without a guard saying so.
@@ -390,7 +397,8 @@ class _FakeRun:
                        "args_after": [], "symbolic_dims": [], "specialized_dims": []}
         try:
             self.fakes = [tree_map_only(torch.Tensor,
-                                        lambda t: _fakeify(mode, t, i, symbolic, dynamic_dims), a)
+                                        lambda t: _fakeify(mode, t, i, symbolic, dynamic_dims,
+                                                           (devices or {}).get(i)), a)
                           for i, a in enumerate(args)]
             symbols = [(i, d, size) for i, a in enumerate(self.fakes) if isinstance(a, torch.Tensor)
                        for d, size in enumerate(a.shape) if isinstance(size, torch.SymInt)]
@@ -599,14 +607,19 @@ def _fake_kind(op: torch._ops.OpOverload) -> str:
 
 
 def _fakeify(mode: FakeTensorMode, t: torch.Tensor, arg: int, symbolic: bool,
-             dynamic_dims: dict[int, list[int]] | None) -> torch.Tensor:
+             dynamic_dims: dict[int, list[int]] | None, device: str | None) -> torch.Tensor:
     if not symbolic:
-        return mode.from_tensor(t)
-    dims = range(t.dim()) if dynamic_dims is None else dynamic_dims.get(arg, [])
-    sizes = [DimDynamic.DYNAMIC if d in dims else DimDynamic.STATIC for d in range(t.dim())]
-    # The source names the argument in PyTorch's guard and error messages.
-    return mode.from_tensor(t, source=torch._dynamo.source.LocalSource(f"arg{arg}"),
-                            symbolic_context=StatelessSymbolicContext(dynamic_sizes=sizes))
+        fake = mode.from_tensor(t)
+    else:
+        dims = range(t.dim()) if dynamic_dims is None else dynamic_dims.get(arg, [])
+        sizes = [DimDynamic.DYNAMIC if d in dims else DimDynamic.STATIC for d in range(t.dim())]
+        # The source names the argument in PyTorch's guard and error messages.
+        fake = mode.from_tensor(t, source=torch._dynamo.source.LocalSource(f"arg{arg}"),
+                                symbolic_context=StatelessSymbolicContext(dynamic_sizes=sizes))
+    if device is not None:
+        # What a fake tensor reports as its device, and what its fake kernels propagate.
+        fake.fake_device = torch.device(device, 0) if device == "cuda" else torch.device(device)
+    return fake
 
 
 def _storage_key(t: torch.Tensor) -> int:

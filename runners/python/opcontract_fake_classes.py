@@ -79,9 +79,11 @@ class FakeClasses:
         self.context: dict[str, tuple] = {}  # set_context: hook ("" for C++ ops) -> its values
         self._static: tuple = (None, None, None)  # ran_static's last case
 
-    def key(self, qualname: str, overload: str, args: list, dynamic_dims: dict | None) -> tuple | None:
+    def key(self, qualname: str, overload: str, args: list, dynamic_dims: dict | None,
+            devices: dict | None = None) -> tuple | None:
         """The case's class, or None where its answers are not reused."""
-        parts: list = [qualname, overload, tuple(self.context.items()), repr(dynamic_dims)]
+        parts: list = [qualname, overload, tuple(self.context.items()), repr(dynamic_dims),
+                       repr(sorted((devices or {}).items()))]
         storages: list[int] = []
         for a in args:
             if isinstance(a, torch.Tensor):

@@ -18,6 +18,10 @@ PYTHONPATH). Each mechanism has an op that holds and a planted twin its contract
   has a fake and no CPU kernel, as vLLM's Triton-only ops on a CPU build; its fake returns a
   fresh tensor, its twin ``opc_py::indexer_returns_buffer``'s returns the mutable buffer
   itself, as vLLM's ``sparse_attn_indexer`` does (``alias`` in the fake mode).
+- a CUDA op on a machine without a GPU (tests/contracts/python/fake_cuda.yaml, ``device:
+  cuda``): ``opc_py::pack_rows`` has a fake and no kernel, and its fake refuses a tensor
+  that is not on CUDA, as a fake written for vLLM's CUDA build may; its twin
+  ``..._unhalved`` forgets that two values pack into a byte (``fake``, against returns:).
 """
 
 from dataclasses import dataclass
@@ -99,6 +103,17 @@ def _indexer_returns_buffer_fake(x: torch.Tensor, buf: torch.Tensor) -> torch.Te
 
 for _name, _fake in (("indexer", _indexer_fake), ("indexer_returns_buffer", _indexer_returns_buffer_fake)):
     _lib.define(f"{_name}(Tensor x, Tensor(a1!) buf) -> Tensor")
+    _lib._register_fake(_name, _fake)
+
+
+def _pack_rows_fake(x: torch.Tensor, halve: bool = True) -> torch.Tensor:
+    torch._check(x.device.type == "cuda", lambda: f"pack_rows is a CUDA op, and x is on {x.device}")
+    return x.new_empty((x.shape[0], x.shape[1] // 2 if halve else x.shape[1]), dtype=torch.uint8)
+
+
+for _name, _fake in (("pack_rows", _pack_rows_fake),
+                     ("pack_rows_unhalved", lambda x: _pack_rows_fake(x, halve=False))):  # planted
+    _lib.define(f"{_name}(Tensor x) -> Tensor")
     _lib._register_fake(_name, _fake)
 
 

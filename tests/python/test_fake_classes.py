@@ -54,6 +54,8 @@ _register("count(Tensor x) -> SymInt", lambda x: x.shape[0] * 2, lambda x: x.sha
 _register("tuned(Tensor x) -> Tensor", lambda x: x.clone(), _planted_tuned)
 _register("asks(Tensor x) -> Tensor", lambda x: x.clone(), _asks_the_shape_env)
 _register("raises(Tensor x) -> Tensor", lambda x: x.clone(), _raises_with_its_size)
+_register("per_device(Tensor x) -> Tensor", lambda x: x.clone(),  # a layout of its own on CUDA
+          lambda x: x.new_empty(x.shape[0] * (2 if x.device.type == "cuda" else 1)))
 _register("per_rank(Tensor x) -> Tensor", lambda x: x[: x.shape[0] // _world["size"]].clone(),
           lambda x: x.new_empty(x.shape[0] // _world["size"], *x.shape[1:]))
 
@@ -160,3 +162,12 @@ def test_context_values_a_cpp_op_reads_are_part_of_the_class():
         for symbolic in (False, True):
             result = bridge.fake_call("opc_pytest_fc::per_rank", "", [_view(8, 4)], symbolic)
             assert result["returns"][0]["sizes"] == [8 // world, 4]
+
+
+def test_the_device_a_fake_claims_is_part_of_the_class():
+    # A `device: cuda` contract's fakes claim CUDA (no GPU needed): a trace learnt on CPU
+    # fakes never answers for them, nor the other way round.
+    for devices in ({}, {0: "cuda"}, {}, {0: "cuda"}):
+        for symbolic in (False, True):
+            result = bridge.fake_call("opc_pytest_fc::per_device", "", [_view(8, 4)], symbolic, None, devices)
+            assert result["returns"][0]["sizes"] == [16 if devices else 8]

@@ -4,7 +4,10 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <regex>
 #include <set>
+
+#include <ATen/core/dispatch/Dispatcher.h>
 
 #include "cli/command.h"
 #include "contracts/contract_loader.h"
@@ -22,7 +25,8 @@ const char* kUsage = R"(  opcontract list [--load LIB.so]... [--contracts DIR]..
 
   Lists the ops the --load libraries register (without --load: opcontract's bundled ports,
   namespaces opc_*), each with the contracts under DIR (default contracts/) that cover it,
-  or the reason a DIR/NOT_COVERED file gives for leaving it out, or NO CONTRACT.
+  or the reason a DIR/NOT_COVERED file gives for leaving it out, or NO CONTRACT; under each,
+  its registered schema.
 )";
 
 void finish(Args& a) {
@@ -63,6 +67,20 @@ std::map<std::string, std::string> fake_sources(const std::vector<std::string>& 
   return fakes;
 }
 
+// Each op's registered schema, as a contract's `schema:` states it.
+std::map<std::string, std::string> schemas_of(const std::vector<std::string>& ops) {
+  std::map<std::string, std::string> schemas;
+  for (const auto& op : ops) {
+    const size_t dot = op.find('.', op.rfind("::"));
+    const auto handle = c10::Dispatcher::singleton().findSchema(
+        {op.substr(0, dot), dot == std::string::npos ? "" : op.substr(dot + 1)});
+    // PyTorch prints the anonymous alias set of a `Tensor!` as `Tensor($0! -> )`: shown as written.
+    static const std::regex anonymous_write(R"(\(\$\d+! -> \))");
+    if (handle) schemas[op] = std::regex_replace(c10::toString(handle->schema()), anonymous_write, "!");
+  }
+  return schemas;
+}
+
 int run(const Args& a, const Session& session) {
   const std::vector<std::string> ops = ops_to_list(a, session);
   const std::vector<std::string> dirs = a.contract_dirs.empty() ? std::vector<std::string>{"contracts"} : a.contract_dirs;
@@ -71,7 +89,7 @@ int run(const Args& a, const Session& session) {
             << ", and the contracts covering them:\n\n";
   const std::map<std::string, std::string> fakes = fake_sources(ops);
   const auto contracts = load_contract_dirs(dirs);
-  print_op_list(std::cout, ops, contracts, join(dirs), fakes, not_covered(dirs, contracts));
+  print_op_list(std::cout, ops, contracts, join(dirs), fakes, not_covered(dirs, contracts), schemas_of(ops));
   return 0;
 }
 

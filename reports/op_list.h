@@ -20,10 +20,11 @@ namespace opc {
 // Prints one line per op in `ops` ("ns::name" or "ns::name.overload"), sorted, with where
 // its fake comes from when `fakes` knows, and for an op no contract covers the reason
 // `not_covered` gives (a contracts folder's NOT_COVERED), else NO CONTRACT; returns how
-// many no contract covers.
+// many no contract covers. `schemas` (op -> schema text): printed on an indented line under each op.
 int print_op_list(std::ostream& out, const std::vector<std::string>& ops,
                   const std::vector<std::shared_ptr<const Contract>>& contracts,
                   const std::string& where, const std::map<std::string, std::string>& fakes = {},
-                  const std::map<std::string, std::string>& not_covered = {});
+                  const std::map<std::string, std::string>& not_covered = {},
+                  const std::map<std::string, std::string>& schemas = {});
 
 }  // namespace opc

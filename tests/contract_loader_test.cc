@@ -553,7 +553,7 @@ TEST(LoaderValid, BundledSequenceParallelChunkContract) {
 
 TEST(LoaderValid, EveryShippedContractLoads) {
   int loaded = 0;
-  for (const char* dir : {"/contracts/vllm", "/tests/contracts"}) {
+  for (const char* dir : {"/contracts/vllm", "/contracts/vllm-cuda", "/tests/contracts"}) {
     for (const auto& entry : std::filesystem::directory_iterator(std::string(OPC_SOURCE_DIR) + dir)) {
       if (entry.path().extension() != ".yaml") continue;
       EXPECT_NO_THROW(load_contract(entry.path().string())) << entry.path();

@@ -228,6 +228,19 @@ def test_compiled_call_compiles_only_for_what_a_case_reaches_anew():
         "x float32, x contiguous", "x float64"]
 
 
+def test_a_case_no_graph_fits_and_none_may_compile_calls_nothing():
+    x = torch.arange(6.0).view(2, 3)
+    first = bridge.compiled_call("opc_pytest::scale_into", "", [torch.empty(2, 3), x, 2.0], "aot_eager", True,
+                                 "", 1, ["out float32"])
+    assert first["ok"] and first["compiled"], first["error"]
+    out = torch.full((2, 3), -1.0, dtype=torch.float64)
+    result = bridge.compiled_call("opc_pytest::scale_into", "", [out, x.double(), 2.0], "aot_eager", True,
+                                  "", 1, ["out float64"])
+    assert result["skipped"] and not result["compiled"]
+    # No graph fitted and the budget is spent: the op was not called, not even eagerly.
+    assert torch.equal(out, torch.full((2, 3), -1.0, dtype=torch.float64))
+
+
 @pytest.fixture
 def compile_cache(tmp_path):
     """Inductor's and AOTAutograd's on-disk caches in a folder of the test's own, then off."""

@@ -33,9 +33,9 @@ bool runs_eager(const ModePlan& plan) {
 class CaseLoop {
  public:
   CaseLoop(std::shared_ptr<const Contract> contract, const OpBinding& op, const CheckOptions& options,
-           const ModePlan& plan, CaseWorker& worker, ContractResult& r)
+           const ModePlan& plan, CaseWorker& worker, const KnownHere& known, ContractResult& r)
       : contract_ptr_(std::move(contract)), contract_(*contract_ptr_), op_(op), options_(options),
-        plan_(plan), worker_(worker), r_(r), draws_(contract_ptr_, options.seed, options.targeted, options.misuse && runs_eager(plan)),
+        plan_(plan), worker_(worker), known_(known), r_(r), draws_(contract_ptr_, options.seed, options.targeted, options.misuse && runs_eager(plan)),
         written_(contract_.args.size(), false) {}
 
   void run() {
@@ -145,13 +145,14 @@ class CaseLoop {
       // Each accepted mistake is a finding of its own; once found, the search tries others.
       if (!mistake.empty()) draws_.retire(c.misuse.arg, c.misuse.kind);
       const auto began = Clock::now();
-      ContractFinding cf = shrinkable && !outcome.hung ? shrink(worker, *shrinkable, f, outcome)
-                                                      : unshrunk(f, c, outcome.output, shrinkable != nullptr);
-      if (outcome.worker_died && !outcome.hung) cf.output = last_words(worker, cf);
+      ShrunkFinding s = shrinkable && !outcome.hung ? shrink(worker, *shrinkable, f, outcome)
+                                                    : unshrunk(f, c, outcome, shrinkable != nullptr);
+      ContractFinding& cf = s.finding;
+      cf.mistake = mistake;
+      if (s.died) cf.output = crash_output(worker, cf);
       r_.seconds.shrinking += seconds_since(began);
       cf.cases_tried = found_at;
       cf.from_file = from_file;
-      cf.mistake = mistake;
       r_.findings.push_back(cf);
       if (options_.on_finding) options_.on_finding(cf);
     }
@@ -165,17 +166,27 @@ class CaseLoop {
 
   // Shrinks a finding running only the modes it needs: eager, which every mode's oracles
   // compare with, and its own (a finding of the fake mode need not wait for two compiles).
-  ContractFinding shrink(CaseWorker& worker, const rc::Shrinkable<Case>& shrinkable, const Finding& f,
-                         const CaseOutcome& outcome) {
+  ShrunkFinding shrink(CaseWorker& worker, const rc::Shrinkable<Case>& shrinkable, const Finding& f,
+                       const CaseOutcome& outcome) {
     const std::vector<Mode> all = worker.modes();
     const std::optional<Mode> own = parse_mode(f.mode);
     std::vector<Mode> needed;
     for (Mode m : all)
       if (m == Mode::Eager || m == own) needed.push_back(m);
     worker.set_modes(needed);
-    ContractFinding cf = shrink_finding(worker, shrinkable, f, outcome.output, options_.max_shrink_runs);
+    ShrunkFinding s = shrink_finding(worker, shrinkable, outcome, f, options_.max_shrink_runs);
     worker.set_modes(all);
-    return cf;
+    return s;
+  }
+
+  // What a crash's minimal case printed: for a new finding (or any, with --verbose) its run
+  // in a worker that keeps the libraries' crash handlers; a known one keeps its own run's.
+  std::string crash_output(const CaseWorker& worker, const ContractFinding& cf) const {
+    if (options_.capture_output && known_(cf))
+      return cf.output + (cf.output.empty() || cf.output.back() == '\n' ? "" : "\n") +
+             "(a known finding: its minimal case was not run again with the libraries' crash handlers; "
+             "--verbose does it and prints what they print)\n";
+    return last_words(worker, cf);
   }
 
   // The output of a crash's minimal case in a worker that keeps the libraries' crash
@@ -190,11 +201,11 @@ class CaseLoop {
 
   // A replayed case's finding, or a hang's: a hang is not shrunk, since every smaller try
   // would wait out the time limit too.
-  static ContractFinding unshrunk(const Finding& f, const Case& c, const std::string& output, bool generated) {
+  static ShrunkFinding unshrunk(const Finding& f, const Case& c, const CaseOutcome& outcome, bool generated) {
     ContractFinding cf{f.clause, f.mode, f.message + (generated ? " (not shrunk: each try costs the time limit)" : ""),
                        true, c};
-    cf.output = output;
-    return cf;
+    cf.output = outcome.output;
+    return {std::move(cf), outcome.worker_died && !outcome.hung};
   }
 
   void count_branches(const Case& c) {
@@ -289,6 +300,7 @@ class CaseLoop {
   const CheckOptions& options_;
   const ModePlan& plan_;
   CaseWorker& worker_;
+  const KnownHere& known_;
   std::unique_ptr<CaseWorker> misuse_worker_;  // eager only, forked anew after a finding
   ContractResult& r_;
   CaseDraws draws_;
@@ -302,8 +314,8 @@ class CaseLoop {
 }  // namespace
 
 void run_cases(std::shared_ptr<const Contract> contract, const OpBinding& op, const CheckOptions& options,
-               const ModePlan& plan, CaseWorker& worker, ContractResult& r) {
-  CaseLoop(std::move(contract), op, options, plan, worker, r).run();
+               const ModePlan& plan, CaseWorker& worker, const KnownHere& known, ContractResult& r) {
+  CaseLoop(std::move(contract), op, options, plan, worker, known, r).run();
 }
 
 }  // namespace opc

@@ -1,5 +1,6 @@
 #include "check/check_contract.h"
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 
@@ -95,13 +96,22 @@ void record_not_run(const Contract& contract, const ModePlan& plan, const std::s
     if (!contract.skip.count(m)) r.modes[m] = {"not_run", 0, no_cases};
 }
 
-void mark_known(const Contract& contract, const std::string& target, const CheckOptions& options,
-                ContractResult& r) {
-  // A contract's own list is about its op and port, not about the regressions it lists.
-  const Platform platform = read_platform();
-  if (target == contract.op || target == contract.port)
-    apply_known_findings(contract.known_findings, "known_findings", platform, r);
-  apply_known_findings(options.known, "the known-findings file", platform, r);
+struct KnownList {
+  const std::vector<KnownFinding>* entries;
+  std::string name;  // in the message of an entry not found
+};
+
+// The known-findings lists a check of `target` applies. A contract's own list is about its
+// op and port, not about the regressions it lists.
+std::vector<KnownList> known_lists(const Contract& contract, const std::string& target, const CheckOptions& options) {
+  std::vector<KnownList> lists;
+  if (target == contract.op || target == contract.port) lists.push_back({&contract.known_findings, "known_findings"});
+  lists.push_back({&options.known, "the known-findings file"});
+  return lists;
+}
+
+void mark_known(const std::vector<KnownList>& lists, const Platform& platform, ContractResult& r) {
+  for (const KnownList& l : lists) apply_known_findings(*l.entries, l.name, platform, r);
 }
 
 }  // namespace
@@ -113,6 +123,12 @@ ContractResult check_contract(const Contract& contract, const std::string& targe
   ContractResult r = initial_result(contract, target, options);
   try {
     const BoundOps bound = bind_ops(contract, target);
+    const Platform platform = read_platform();  // once the op libraries are loaded
+    const std::vector<KnownList> known = known_lists(contract, target, options);
+    const KnownHere known_here_now = [&](const ContractFinding& f) {
+      return std::any_of(known.begin(), known.end(),
+                         [&](const KnownList& l) { return known_here(*l.entries, platform, f); });
+    };
     add_schema_findings(contract, bound, r);
     auto contract_ptr = std::make_shared<const Contract>(contract);
     const CaseOps ops = case_ops(bound, contract, options);
@@ -120,8 +136,8 @@ ContractResult check_contract(const Contract& contract, const std::string& targe
     const ModePlan plan = plan_modes(contract, options.modes, ops, worker);
     const std::string no_cases = why_no_case_runs(contract, bound, plan);
     record_not_run(contract, plan, no_cases, r);
-    if (no_cases.empty()) run_cases(contract_ptr, bound.op, options, plan, worker, r);
-    mark_known(contract, target, options, r);
+    if (no_cases.empty()) run_cases(contract_ptr, bound.op, options, plan, worker, known_here_now, r);
+    mark_known(known, platform, r);
     r.verdict = verdict_of(r);
   } catch (...) {
     r.verdict = "error";

@@ -70,6 +70,11 @@ std::string scope_miss(const KnownScope& scope, const Platform& platform) {
          (instead.empty() ? "none of them" : join(instead) + " instead");
 }
 
+bool known_here(const std::vector<KnownFinding>& known, const Platform& platform, const ContractFinding& f) {
+  return std::any_of(known.begin(), known.end(),
+                     [&](const KnownFinding& k) { return lists(k, f) && scope_miss(k.where, platform).empty(); });
+}
+
 std::string scope_text(const KnownScope& scope) {
   std::vector<std::string> parts;
   for (const std::string& flag : scope.cpu) parts.push_back(flag[0] == '!' ? "no " + flag.substr(1) : flag);

@@ -22,6 +22,10 @@ namespace opc {
 void apply_known_findings(const std::vector<KnownFinding>& known, const std::string& list_name,
                           const Platform& platform, ContractResult& r);
 
+// Whether an entry of `known` that applies on `platform` lists `f`, as apply_known_findings
+// will find: a check can spare a known finding what only a new one needs.
+bool known_here(const std::vector<KnownFinding>& known, const Platform& platform, const ContractFinding& f);
+
 // Why `scope` leaves `platform` out ("needs the CPU feature amx_tile, which this CPU
 // lacks"), or "" when it applies here.
 std::string scope_miss(const KnownScope& scope, const Platform& platform);

@@ -13,26 +13,29 @@ const Finding* find_same(const std::vector<Finding>& fs, const Finding& like) {
 
 }  // namespace
 
-ContractFinding shrink_finding(CaseWorker& worker, rc::Shrinkable<Case> failing, const Finding& first,
-                               const std::string& first_output, int budget) {
-  ContractFinding f;
-  f.clause = first.clause;
-  f.mode = first.mode;
-  f.message = first.message;
-  f.output = first_output;
+ShrunkFinding shrink_finding(CaseWorker& worker, rc::Shrinkable<Case> failing, const CaseOutcome& first,
+                             const Finding& finding, int budget) {
+  ShrunkFinding s;
+  ContractFinding& f = s.finding;
+  f.clause = finding.clause;
+  f.mode = finding.mode;
+  f.message = finding.message;
+  f.output = first.output;
+  s.died = first.worker_died && !first.hung;
   auto r = shrink_while(std::move(failing), [&](const Case& c) {
     const CaseOutcome outcome = worker.run(c);
-    const Finding* same = find_same(outcome.findings, first);
+    const Finding* same = find_same(outcome.findings, finding);
     if (same) {
       f.message = same->message;
       f.output = outcome.output;
+      s.died = outcome.worker_died && !outcome.hung;
     }
     return same != nullptr;
   }, budget);
   f.minimal = r.minimal.value();
   f.shrink_steps = r.steps;
   f.has_case = true;
-  return f;
+  return s;
 }
 
 }  // namespace opc

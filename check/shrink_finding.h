@@ -2,8 +2,9 @@
 // clause keeps failing in the same mode, so one bug does not slide into another on the
 // way down.
 //
-//   ContractFinding f = shrink_finding(worker, shrinkable, first_finding, 2000);
-//   f.minimal, f.shrink_steps, f.message   // message and output are the minimal case's
+//   ShrunkFinding s = shrink_finding(worker, shrinkable, first_outcome, first_finding, 2000);
+//   s.finding.minimal, s.finding.shrink_steps, s.finding.message   // the minimal case's
+//   s.died                                  // its run killed the worker
 #pragma once
 
 #include <rapidcheck/Shrinkable.h>
@@ -14,9 +15,14 @@
 
 namespace opc {
 
-// `budget`: the most cases the shrink may run. `first_output` is what the failing case
-// printed, kept when no smaller case fails.
-ContractFinding shrink_finding(CaseWorker& worker, rc::Shrinkable<Case> failing, const Finding& first,
-                               const std::string& first_output, int budget);
+struct ShrunkFinding {
+  ContractFinding finding;  // message and output are the minimal case's
+  bool died = false;        // the minimal case's run killed the worker (a crash, not a hang)
+};
+
+// `budget`: the most cases the shrink may run. `first` is the failing case's run, kept
+// when no smaller case fails.
+ShrunkFinding shrink_finding(CaseWorker& worker, rc::Shrinkable<Case> failing, const CaseOutcome& first,
+                             const Finding& finding, int budget);
 
 }  // namespace opc

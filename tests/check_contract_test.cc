@@ -480,6 +480,27 @@ TEST_F(CheckDriver, ACrashsMinimalCaseShowsWhatTheLibrariesCrashHandlersPrinted)
   EXPECT_NE(handled.output.find(kLastWords), std::string::npos) << handled.output;
 }
 
+TEST_F(CheckDriver, AKnownCrashIsNotRunAgainForTheCrashHandlersOutput) {
+  struct sigaction mine {}, old{};
+  mine.sa_handler = last_words_handler;
+  sigaction(SIGSEGV, &mine, &old);
+  const Contract c = load("tests/contracts/crash_isolation.yaml");
+  CheckOptions options = as_regression();
+  KnownFinding known;
+  known.clause = "crash";
+  known.reason = "planted: a crash already triaged";
+  options.known = {known};
+  const ContractResult r = check_contract(c, "opc_test::segfaults_when_tall", options);
+  sigaction(SIGSEGV, &old, nullptr);
+  ASSERT_EQ(r.findings.size(), 1u);
+  const ContractFinding& f = r.findings[0];
+  EXPECT_EQ(f.known, known.reason);
+  EXPECT_GT(f.shrink_steps, 0);
+  // The handlers' run (tvm_ffi's backtrace: a second and more with vLLM) is for new crashes.
+  EXPECT_EQ(f.output.find(kLastWords), std::string::npos) << f.output;
+  EXPECT_NE(f.output.find("a known finding: its minimal case was not run again"), std::string::npos) << f.output;
+}
+
 // The first case of the contract with rows, and its dtype mistake (x as another dtype).
 Case with_dtype_mistake(const std::shared_ptr<const Contract>& contract) {
   for (int seed = 1;; ++seed) {

@@ -408,7 +408,7 @@ class _FakeRun:
                        for d, size in enumerate(a.shape) if isinstance(size, torch.SymInt)]
             self.result["symbolic_dims"] = [[i, d] for i, d, _ in symbols]
             with mode:
-                out = op(*self.fakes)
+                out = _call_op(op, self.fakes)
         except Exception as e:
             self.result["error"] = _describe_error(e)
             return
@@ -554,18 +554,32 @@ _OFF_GRAPH = object()
 def _compiled_function(op, backend: str, dynamic: bool, context: str) -> Callable:
     key = (op, backend, dynamic, context)
     if key not in _functions:
+        positional, keywords = _split_arguments(op)
         def call(*args):
             # Traced, is_compiling() is the constant True and the graph is the op's call;
             # run as Python (no graph fitted and none may be compiled), the op is not called.
             if not torch.compiler.is_compiling():
                 return _OFF_GRAPH
-            return op(*args)
+            return op(*args[:positional], **dict(zip(keywords, args[positional:])))
 
         # Dynamo keys its cache on the code object; closures of one `def` share it, and so
         # would share one cache and one recompile limit across every op and context.
         call.__code__ = call.__code__.replace(co_name=f"opcontract_{next(_code_ids)}")
         _functions[key] = torch.compile(call, backend=backend, fullgraph=True, dynamic=dynamic)
     return _functions[key]
+
+
+def _split_arguments(op: torch._ops.OpOverload) -> tuple[int, list[str]]:
+    """How many of the schema's arguments are positional, and the names of the keyword-only
+    ones after them (``*, Tensor(a!) output``): the C++ side hands every argument in schema
+    order, and an OpOverload takes a keyword-only one by name only."""
+    names = [a.name for a in op._schema.arguments if a.kwarg_only]
+    return len(op._schema.arguments) - len(names), names
+
+
+def _call_op(op: torch._ops.OpOverload, args: list):
+    positional, keywords = _split_arguments(op)
+    return op(*args[:positional], **dict(zip(keywords, args[positional:])))
 
 
 def _resolve(qualname: str, overload: str) -> torch._ops.OpOverload:

@@ -60,6 +60,9 @@ def _scale_into(out, x, s):
 
 
 _register("scale_into(Tensor! out, Tensor x, float s) -> ()", _scale_into, lambda out, x, s: None)
+# Its outputs keyword-only, as vLLM's scaled_fp4_quant.out declares them.
+_register("scaled_by_keyword(Tensor x, float s, *, Tensor(a!) out) -> ()",
+          lambda x, s, *, out: _scale_into(out, x, s), lambda x, s, *, out: None)
 
 
 # Symbolic twins: the planted fake picks a tuning from an lru_cache keyed by the hidden
@@ -239,6 +242,17 @@ def test_a_case_no_graph_fits_and_none_may_compile_calls_nothing():
     assert result["skipped"] and not result["compiled"]
     # No graph fitted and the budget is spent: the op was not called, not even eagerly.
     assert torch.equal(out, torch.full((2, 3), -1.0, dtype=torch.float64))
+
+
+def test_keyword_only_arguments_reach_the_op_by_name():
+    # The C++ side hands every argument in schema order; an OpOverload takes `out` by name only.
+    x = torch.arange(6.0).view(2, 3)
+    fake = bridge.fake_call("opc_pytest::scaled_by_keyword", "", [x, 2.0, torch.empty(2, 3)])
+    assert fake["ok"], fake["error"]
+    out = torch.zeros(2, 3)
+    compiled = bridge.compiled_call("opc_pytest::scaled_by_keyword", "", [x, 2.0, out], "aot_eager", True)
+    assert compiled["ok"], compiled["error"]
+    assert torch.equal(out, x * 2)
 
 
 @pytest.fixture

@@ -1,6 +1,7 @@
 #include "check/known_findings.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "support/names.h"
 
@@ -28,6 +29,15 @@ bool may_be_absent(const KnownFinding& k, const Platform& platform) {
 }
 
 bool matches(const KnownFinding& k, const ContractFinding& f) { return lists(k, f) && f.known.empty(); }
+
+// Why the mode `k` names did not run in this check ("" when it ran, or `k` names none): a
+// GPU mode on a machine without one, a mode the contract skips.
+std::string mode_not_run(const KnownFinding& k, const ContractResult& r) {
+  const std::optional<Mode> mode = k.mode.empty() ? std::nullopt : parse_mode(k.mode);
+  const auto it = mode ? r.modes.find(*mode) : r.modes.end();
+  if (it == r.modes.end() || it->second.status != "not_run") return "";
+  return "the " + k.mode + " mode did not run here (" + it->second.reason + ")";
+}
 
 // A new finding that an entry scoped to other machines would have matched: its message
 // says so, so that a reader can widen the scope if the defect is the same.
@@ -88,7 +98,9 @@ void apply_known_findings(const std::vector<KnownFinding>& known, const std::str
   for (const KnownFinding& k : known) {
     r.known_listed.push_back({k.clause, k.mode, scope_text(k.where),
                               k.sometimes ? "yes" : scope_text(k.sometimes_where)});
-    if (std::string miss = scope_miss(k.where, platform); !miss.empty()) {
+    std::string miss = scope_miss(k.where, platform);
+    if (miss.empty()) miss = mode_not_run(k, r);
+    if (!miss.empty()) {
       r.not_applicable.push_back({k.clause, k.mode, k.reason, std::move(miss)});
       continue;
     }

@@ -2,8 +2,9 @@
 // (--known, reports/known_file.h) lists are marked known, with the listed reason; a listed
 // one that did not occur becomes a finding of its own, so a fixed op makes its contract
 // (or the file) drop the entry. An entry marked `sometimes` may be absent. An entry whose
-// `where:` leaves this machine out (another CPU, another build of the op library) is
-// neither: it goes to the result's not_applicable with why, and matches no finding. Every
+// `where:` leaves this machine out (another CPU, another build of the op library), or
+// whose mode did not run (eager on CUDA without a GPU), is neither: it goes to the
+// result's not_applicable with why, and matches no finding. Every
 // entry, wherever it applies, is also kept as listed (ContractResult::known_listed).
 //
 //   apply_known_findings(contract.known_findings, "known_findings", read_platform(), result);

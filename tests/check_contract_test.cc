@@ -362,6 +362,17 @@ TEST_F(CheckDriver, AKnownFindingScopedToOtherMachinesIsNotApplicableWhereItDoes
   EXPECT_EQ(r.not_applicable[0].why, std::string("needs the CPU feature ") + kNoCpuHasIt + ", which this CPU lacks");
 }
 
+TEST_F(CheckDriver, AKnownFindingOfAModeThatDidNotRunIsNotApplicable) {
+  // A CUDA contract's eager entry on a machine without a GPU: neither found nor missed.
+  Contract c = known_write_contract("opc_test::copy_into");
+  c.known_findings[0].mode = "compiled";
+  const ContractResult r = check_contract(c, "opc_test::copy_into", cpp_paths());
+  EXPECT_EQ(r.verdict, "pass");
+  EXPECT_TRUE(r.findings.empty());
+  ASSERT_EQ(r.not_applicable.size(), 1u);
+  EXPECT_EQ(r.not_applicable[0].why, "the compiled mode did not run here (skipped by the contract: eager only)");
+}
+
 TEST_F(CheckDriver, AFindingScopedToOtherMachinesIsNewWhereItOccurs) {
   // The defect shows here although the entry says it needs another CPU: a new finding.
   const ContractResult r = check_contract(scoped_write_contract("opc_test::copy_into_half", kNoCpuHasIt),

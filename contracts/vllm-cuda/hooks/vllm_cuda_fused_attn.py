@@ -16,15 +16,22 @@ builds the same tensors.
 import torch
 
 
+def _split_rows(case, experts: int, rows: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Each expert's first row and the row after its last: the case's rows split among its
+    experts at cut points drawn from the case's seed (an expert may get none)."""
+    gen = torch.Generator().manual_seed(case.seed % (2**63))
+    cuts = torch.sort(torch.randint(0, rows + 1, (max(experts - 1, 0),), generator=gen)).values.to(torch.int64)
+    starts = torch.cat([torch.zeros(1, dtype=torch.int64), cuts])
+    ends = torch.cat([cuts, torch.tensor([rows], dtype=torch.int64)])
+    return starts, ends
+
+
 def cutlass_moe_mm_data(case) -> dict:
     v = case.values
     e, m = v["experts"], v["rows"]
     n, k = 16 * v["nb"], 16 * v["kb"]
     device = case.args["a_tensors"].device
-    gen = torch.Generator().manual_seed(case.seed % (2**63))
-    cuts = torch.sort(torch.randint(0, m + 1, (max(e - 1, 0),), generator=gen)).values
-    starts = torch.cat([torch.zeros(1, dtype=torch.int64), cuts.to(torch.int64)])
-    ends = torch.cat([cuts.to(torch.int64), torch.tensor([m], dtype=torch.int64)])
+    starts, ends = _split_rows(case, e, m)
     counts = (ends - starts).to(torch.int32)
     swap_ab = m <= 64
     sizes = torch.empty((e, 3), dtype=torch.int32)
@@ -57,10 +64,7 @@ def fp4_group_mm_data(case) -> dict:
     e, m = v["experts"], v["rows"]
     n, k = 128 * v["nb"], 128 * v["kb"]
     device = case.args["a"].device
-    gen = torch.Generator().manual_seed(case.seed % (2**63))
-    cuts = torch.sort(torch.randint(0, m + 1, (max(e - 1, 0),), generator=gen)).values
-    starts = torch.cat([torch.zeros(1, dtype=torch.int64), cuts.to(torch.int64)])
-    ends = torch.cat([cuts.to(torch.int64), torch.tensor([m], dtype=torch.int64)])
+    starts, ends = _split_rows(case, e, m)
     counts = ends - starts
     rounded = (counts + 127) // 128 * 128
     sf_starts = torch.cat([torch.zeros(1, dtype=torch.int64), torch.cumsum(rounded, 0)[:-1]])

@@ -214,7 +214,9 @@ std::string misuse_budget_text(const ContractResult& r) {
 void print_text_report(std::ostream& out, const std::vector<RunEntry>& run) {
   for (const RunEntry& e : run) {
     const ContractResult& r = e.result;
-    out << "\n== " << (e.regression ? "regression " : "") << r.op;
+    // An overload other than the default is named as PyTorch prints it (ns::op.out).
+    const std::string overload = e.contract && !e.contract->overload.empty() ? "." + e.contract->overload : "";
+    out << "\n== " << (e.regression ? "regression " : "") << r.op << overload;
     if (!r.target.empty() && r.target != r.op) out << "  ->  " << r.target;
     out << ": " << headline(e) << "\n";
     if (e.regression && !e.regression->upstream.empty())

@@ -212,6 +212,23 @@ TEST(CliLoad, TestOpsAreFoundOnlyWhenLoaded) {
   EXPECT_CONTAINS(r.output, "opc_test::fresh_copy: HOLDS");
 }
 
+TEST(CliCheck, AnOverloadIsNamedAsPyTorchPrintsIt) {
+  const std::string contract = testing::TempDir() + "/overload.yaml";
+  std::ofstream(contract) << R"y(op: opc_test::add_scaled
+overload: maybe_inplace
+schema: "add_scaled.maybe_inplace(Tensor(a0!) x, Tensor y) -> Tensor"
+dims: {rows: {range: [1, 4]}}
+args:
+  x: {dtype: float32, shape: [rows]}
+  y: {dtype: float32, shape: [rows]}
+mutates: {x: {writes: all}}
+modes: [eager]
+skip: {fake: "no Meta kernel", compiled: "eager only", cudagraph: "CPU only"}
+)y";
+  const Result r = run("check " + contract + " --no-misuse --cases 5 --load " + shell_quote(OPC_TEST_OPS));
+  EXPECT_CONTAINS(r.output, "== opc_test::add_scaled.maybe_inplace: ");
+}
+
 // ---------------------------------------------------------------------------------------
 // check, --regressions, --json, determinism, bench
 

@@ -448,8 +448,9 @@ def compiled_call(qualname: str, overload: str, args: list, backend: str, dynami
     as eager would. There is one compiled function per op, backend, ``dynamic`` and
     ``context``, and each of its graphs serves every case its guards let in: a case is
     first tried on the graphs there are (dynamo's ``eager_on_recompile`` stance, see
-    _call_compiled), and only one that fits none may compile a graph. ``context`` names the process state the op
-    reads (a contract's context values, e.g. the TP world size): dynamo cannot guard on
+    _call_compiled), and only one that fits none may compile a graph. ``context`` names the
+    process state the op reads (a contract's context values, e.g. the TP world size): dynamo
+    cannot guard on
     state a custom op's fake reads at trace time, so each context gets a function of its
     own, as each vLLM process has one TP size.
 
@@ -522,6 +523,8 @@ class _GraphLog:
 _graph_logs: dict[tuple, _GraphLog] = {}
 _functions: dict[tuple, Callable] = {}
 _code_ids = itertools.count()
+
+
 def _call_compiled(fn: Callable, args: list, result: dict, may_compile: bool) -> bool:
     """Calls ``fn`` into ``result``; without ``may_compile``, only on a graph it has, and
     False (nothing called) when no graph fits."""
@@ -554,13 +557,14 @@ _OFF_GRAPH = object()
 def _compiled_function(op, backend: str, dynamic: bool, context: str) -> Callable:
     key = (op, backend, dynamic, context)
     if key not in _functions:
-        positional, keywords = _split_arguments(op)
+        split = _split_arguments(op)  # read off the schema here, not in the traced call
+
         def call(*args):
             # Traced, is_compiling() is the constant True and the graph is the op's call;
             # run as Python (no graph fitted and none may be compiled), the op is not called.
             if not torch.compiler.is_compiling():
                 return _OFF_GRAPH
-            return op(*args[:positional], **dict(zip(keywords, args[positional:])))
+            return _call_op(op, args, split)
 
         # Dynamo keys its cache on the code object; closures of one `def` share it, and so
         # would share one cache and one recompile limit across every op and context.
@@ -577,8 +581,8 @@ def _split_arguments(op: torch._ops.OpOverload) -> tuple[int, list[str]]:
     return len(op._schema.arguments) - len(names), names
 
 
-def _call_op(op: torch._ops.OpOverload, args: list):
-    positional, keywords = _split_arguments(op)
+def _call_op(op: torch._ops.OpOverload, args, split: tuple[int, list[str]] | None = None):
+    positional, keywords = split or _split_arguments(op)
     return op(*args[:positional], **dict(zip(keywords, args[positional:])))
 
 

@@ -16,11 +16,30 @@ Admission admit_by_any(const RecordedCall& call, const std::vector<const Contrac
   return first;
 }
 
+// The evidence of one more call rejected as `r` is: its programs, and the value it had.
+void join_evidence(TrafficRejection& r, const Admission& a, const RecordedCall& call) {
+  for (const std::string& p : call.programs)
+    if (std::find(r.programs.begin(), r.programs.end(), p) == r.programs.end()) r.programs.push_back(p);
+  if (!a.widen) return;
+  if (!r.widen) r.widen = a.widen;
+  r.widen->lo = std::min(r.widen->lo, a.widen->lo);
+  r.widen->hi = std::max(r.widen->hi, a.widen->hi);
+  for (int64_t v : {a.widen->lo, a.widen->hi}) {
+    auto at = std::lower_bound(r.values.begin(), r.values.end(), v);
+    if ((at == r.values.end() || *at != v) && r.values.size() < kWideningValues) r.values.insert(at, v);
+  }
+}
+
 void add_rejection(OpTraffic& op, const Admission& a, const RecordedCall& call) {
   auto same = std::find_if(op.rejections.begin(), op.rejections.end(),
                            [&](const TrafficRejection& r) { return r.pattern == a.pattern; });
-  if (same == op.rejections.end()) op.rejections.push_back({a.pattern, call.calls, a.detail, recorded_call_text(call)});
-  else same->calls += call.calls;
+  if (same == op.rejections.end()) {
+    op.rejections.push_back({a.pattern, call.calls, a.detail, recorded_call_text(call)});
+    same = op.rejections.end() - 1;
+  } else {
+    same->calls += call.calls;
+  }
+  join_evidence(*same, a, call);
 }
 
 }  // namespace

@@ -25,7 +25,13 @@ struct TrafficRejection {
   int64_t calls = 0;
   std::string detail;   // the first such call's reason, with its numbers
   std::string example;  // that call (recorded_call_text)
+  std::vector<std::string> programs;  // the recorded programs (a sweep's configs) that made them
+  // What these calls had where one value rejected them, joined: the span (lo..hi) and, for
+  // a choice list, the values themselves (up to kWideningValues).
+  std::optional<Widening> widen;
+  std::vector<int64_t> values;
 };
+inline constexpr size_t kWideningValues = 16;
 
 struct OpTraffic {
   std::string op;

@@ -309,6 +309,10 @@ struct Contract {
   std::vector<ArgSpec> args;      // schema order
   std::vector<int> tensor_of_scope;  // Scope::tensors[i] is args[tensor_of_scope[i]]
   std::vector<NamedExpr> constraints;
+  // `budget:` limits on what one drawn case costs (elements, work), kept to by the
+  // generators only: a real call outside them is still admitted and replayed, since they
+  // state the price of a case, never the op's domain.
+  std::vector<NamedExpr> budget;
   std::vector<NamedExpr> requires_;
   std::vector<NamedExpr> branches;
   std::vector<ReturnSpec> returns;

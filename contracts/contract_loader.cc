@@ -171,7 +171,7 @@ Contract Loader::load(const YAML::Node& root) {
   if (!root || root.IsNull()) throw ContractError({file_, 0, 0}, "the contract is empty");
   Fields f(*this, root, "the contract");
   f.allow({"op", "overload", "port", "upstream", "schema", "context", "dims", "args",
-           "constraints", "requires", "branches", "aliasing", "returns", "mutates", "skip",
+           "constraints", "budget", "requires", "branches", "aliasing", "returns", "mutates", "skip",
            "modes", "determinism", "padding", "cudagraph", "reference", "tolerance",
            "known_findings", "donates", "time_limit", "regressions", "python_context",
            "python_state", "written_for", "misuse", "finite", "buffers", "device"});
@@ -184,6 +184,7 @@ Contract Loader::load(const YAML::Node& root) {
   if (python_state) load_python_state(python_state, c);  // before args, which may take its objects
   load_args(f.need("args"), c);
   if (YAML::Node n = f.take("constraints")) c.constraints = load_exprs(n, "constraints", c);
+  if (YAML::Node n = f.take("budget")) c.budget = load_exprs(n, "budget", c);
   if (YAML::Node n = f.take("requires")) c.requires_ = load_exprs(n, "requires", c);
   if (YAML::Node n = f.take("branches")) load_branches(n, c);
   c.returns.resize(c.schema->returns().size());

@@ -17,8 +17,11 @@ namespace {
 // Why the contract does not admit the call, thrown inside admit() and caught there.
 struct Rejected {
   std::string pattern, detail;
+  std::optional<Widening> widen;
 };
-[[noreturn]] void reject(std::string pattern, std::string detail) { throw Rejected{std::move(pattern), std::move(detail)}; }
+[[noreturn]] void reject(std::string pattern, std::string detail, std::optional<Widening> widen = std::nullopt) {
+  throw Rejected{std::move(pattern), std::move(detail), std::move(widen)};
+}
 
 // Strides compared where they matter: dims of size 0 or 1 may have any stride.
 bool same_significant_strides(const RecordedTensor& t, const std::vector<int64_t>& strides) {
@@ -133,12 +136,14 @@ void check_value(const ValueSpec& v, const std::vector<int64_t>& values) {
       options.push_back(std::to_string(eval(c, values)));
     }
     reject("'" + v.name + "' not among its choices",
-           "'" + v.name + "' is " + std::to_string(x) + "; the contract's choices: " + join(options));
+           "'" + v.name + "' is " + std::to_string(x) + "; the contract's choices: " + join(options),
+           Widening{"'" + v.name + "'", "choices " + join(options), x, x, true});
   }
   const int64_t lo = eval(v.range->first, values), hi = eval(v.range->second, values);
+  const std::string range = "range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
   if (x < lo || x > hi)
-    reject("'" + v.name + "' outside its range", "'" + v.name + "' is " + std::to_string(x) + ", outside its range [" +
-                                                    std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    reject("'" + v.name + "' outside its range", "'" + v.name + "' is " + std::to_string(x) + ", outside its " + range,
+           Widening{"'" + v.name + "'", range, x, x, false, lo, hi});
 }
 
 void check_tensor(const ArgSpec& a, const RecordedArg& r, const std::vector<const RecordedArg*>& args,
@@ -188,10 +193,11 @@ void check_tensor(const ArgSpec& a, const RecordedArg& r, const std::vector<cons
   if ((a.values.kind == ValueDist::Kind::Ints || a.values.kind == ValueDist::Kind::Offsets) && t.min && t.max) {
     const int64_t lo = a.values.kind == ValueDist::Kind::Ints ? eval(a.values.lo, values) : 0;
     const int64_t hi = eval(a.values.hi, values);
+    const std::string range = "values: range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
     if (*t.min < lo || *t.max > hi)
       reject("'" + a.name + "' holds values outside its values: range",
-             "'" + a.name + "' holds [" + std::to_string(*t.min) + ", " + std::to_string(*t.max) +
-                 "], outside its values: range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+             "'" + a.name + "' holds [" + std::to_string(*t.min) + ", " + std::to_string(*t.max) + "], outside its " + range,
+             Widening{"the values of '" + a.name + "'", range, *t.min, *t.max, false, lo, hi});
   }
   out.dtype = *dtype;
   out.sizes = t.sizes;
@@ -478,6 +484,7 @@ Admission admit(const RecordedCall& call, const Contract& contract) {
   } catch (const Rejected& r) {
     out.pattern = r.pattern;
     out.detail = r.detail;
+    out.widen = r.widen;
   }
   return out;
 }

@@ -27,10 +27,21 @@
 
 namespace opc {
 
+// Where a call lies outside one value's or one integer tensor's domain: the evidence for
+// widening the contract, joined over the calls rejected the same way (check/traffic.h).
+struct Widening {
+  std::string what;      // "'num_blocks'", "the values of 'query_start_loc'"
+  std::string now;       // what the contract allows: "range [1, 6]", "choices 32, 64"
+  int64_t lo = 0, hi = 0;  // what the call had
+  bool choices = false;  // a choice list: the values themselves are the evidence, not a span
+  int64_t allowed_lo = 0, allowed_hi = 0;  // a range's bounds at the call's values
+};
+
 struct Admission {
   bool admitted = false;
   std::string pattern;  // why not, without the numbers: groups the rejections of one op
   std::string detail;   // why not, with this call's numbers
+  std::optional<Widening> widen;  // when one value is what rejected it
   std::optional<Case> as_case;
 };
 

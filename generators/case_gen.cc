@@ -196,6 +196,15 @@ bool constraints_hold(const CaseFacts& facts, const Contract& contract) {
   return true;
 }
 
+// Whether a case stays within the contract's `budget:` (what one drawn case may cost).
+bool within_budget(const Case& k, const Contract& contract) {
+  if (contract.budget.empty()) return true;
+  const CaseFacts facts(k, contract);
+  const EvalInput in = facts.input();
+  return std::all_of(contract.budget.begin(), contract.budget.end(),
+                     [&](const NamedExpr& e) { return e.expr.eval(in) != 0; });
+}
+
 }  // namespace
 
 std::vector<int> broken_requires(const CaseFacts& facts, const Contract& contract) {
@@ -298,7 +307,9 @@ Case with_value(const Case& c, const Contract& contract, int slot, int64_t value
 
 rc::Gen<Case> case_gen(std::shared_ptr<const Contract> contract) {
   return rc::gen::suchThat(rc::gen::exec([contract] { return pick_case(*contract); }),
-                           [contract](const Case& k) { return case_is_valid(k, *contract); });
+                           [contract](const Case& k) {
+                             return case_is_valid(k, *contract) && within_budget(k, *contract);
+                           });
 }
 
 }  // namespace opc

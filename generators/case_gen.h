@@ -4,8 +4,8 @@
 //   rc::Gen<Case> gen = case_gen(contract);
 //   rc::Shrinkable<Case> s = gen(rc::Random(seed), size);   // s.value(), s.shrinks()
 //
-// Every generated case satisfies the contract's `constraints:` and `requires:`, and has
-// no negative size. Evaluating a dim's bounds or a shape can fail (division by zero,
+// Every generated case satisfies the contract's `constraints:` and `requires:`, stays within
+// its `budget:`, and has no negative size. Evaluating a dim's bounds or a shape can fail (division by zero,
 // overflow in a contract): that escapes as a ContractError at the dim or argument, a
 // fault of the contract, not of the op; so does a case over kMaxCaseElements. Other
 // expressions (constraints, requires) escape as EvalError.
@@ -34,7 +34,8 @@ rc::Gen<Case> case_gen(std::shared_ptr<const Contract> contract);
 // generate (rc::GenerationFailure) when the dims and layouts cannot break any requires.
 rc::Gen<Case> violating_case_gen(std::shared_ptr<const Contract> contract);
 
-// Whether a case meets the constraints, the requires and has valid shapes.
+// Whether a case meets the constraints, the requires and has valid shapes (not the
+// budget: a real call or a case file outside it is still a valid case).
 bool case_is_valid(const Case& c, const Contract& contract);
 
 // The `requires:` a case with valid shapes and constraints breaks (indices), in order.

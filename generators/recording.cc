@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <unordered_map>
@@ -126,6 +127,8 @@ void merge(std::vector<RecordedCall>& into, std::unordered_map<std::string, size
   }
   RecordedCall& d = into[at->second];
   d.calls += c.calls;
+  for (std::string& p : c.programs)
+    if (std::find(d.programs.begin(), d.programs.end(), p) == d.programs.end()) d.programs.push_back(std::move(p));
   for (size_t i = 0; i < d.args.size(); ++i) {
     if (d.args[i].tensor) join_range(*d.args[i].tensor, *c.args[i].tensor);
     for (size_t k = 0; k < d.args[i].tensors.size(); ++k) join_range(d.args[i].tensors[k], c.args[i].tensors[k]);
@@ -155,6 +158,7 @@ void read_recording_text(const std::string& text, const std::string& file, std::
   for (size_t i = 0; i < into.size(); ++i) index.emplace(signature(into[i]), i);
   int line_no = 0;
   bool header = false;
+  std::string program;  // the current session's, from its header line
   for (std::string line; std::getline(in, line);) {
     ++line_no;
     const std::string where = file + ":" + std::to_string(line_no);
@@ -173,10 +177,13 @@ void read_recording_text(const std::string& text, const std::string& file, std::
       if (const std::string v = as<std::string>(node["opcontract_recording"], "opcontract_recording", where); v != "1")
         bad(where, "recording format " + v + ", but this opcontract reads format 1");
       header = true;
+      program = node["program"] && node["program"].IsScalar() ? node["program"].Scalar() : "";
       continue;
     }
     if (!header) bad(where, "no header line before it: not a recording of python -m opcontract.record");
-    merge(into, index, parse_call(node, where));
+    RecordedCall call = parse_call(node, where);
+    if (!program.empty()) call.programs.push_back(program);
+    merge(into, index, std::move(call));
   }
   if (!header) bad(file, "empty: no header line (a recording of python -m opcontract.record starts with one)");
 }

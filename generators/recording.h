@@ -6,7 +6,8 @@
 //   for (const RecordedCall& c : calls) ... c.op, c.calls, c.args[i].tensor->strides
 //
 // Identical signatures (op, overload, call site, arguments) merge into one call, their
-// counts added and their integer ranges joined, whichever line or file they came from.
+// counts added, their integer ranges and the programs that made them joined, whichever
+// line or file they came from.
 #pragma once
 
 #include <cstdint>
@@ -51,6 +52,9 @@ struct RecordedCall {
   int64_t calls = 0;
   std::vector<RecordedArg> args;  // schema order
   std::string where;     // "FILE:LINE" of its first line, for messages
+  // The recording sessions' `program`s that made it (a serve sweep's config ids), in the
+  // order first seen; merged calls join theirs.
+  std::vector<std::string> programs;
 };
 
 // Reads and merges recordings. A truncated last line (a killed process) is an error naming

@@ -1,5 +1,6 @@
 #include "reports/traffic_report.h"
 
+#include <algorithm>
 #include <iomanip>
 #include <sstream>
 #include <vector>
@@ -45,6 +46,34 @@ void print_totals(std::ostream& out, const TrafficResult& t) {
   if (!short_of.empty()) out << "contracts admitting under 95% of their op's calls: " << join(short_of) << "\n";
 }
 
+// "'num_blocks' was 16 to 64 in these calls: range [1, 64] would admit them (now range
+// [1, 6])": the widening the calls are evidence for, or "" when no one value rejected them.
+std::string widening_text(const TrafficRejection& r) {
+  if (!r.widen) return "";
+  const Widening& w = *r.widen;
+  std::ostringstream s;
+  s << w.what << " was ";
+  if (w.choices) {
+    std::vector<std::string> seen;
+    for (int64_t v : r.values) seen.push_back(std::to_string(v));
+    s << join(seen) << (r.values.size() == kWideningValues ? ", ..." : "") << " in these calls: add "
+      << (seen.size() == 1 ? "it" : "them") << " to its " << w.now;
+  } else {
+    s << (w.lo == w.hi ? std::to_string(w.lo) : std::to_string(w.lo) + " to " + std::to_string(w.hi))
+      << " in these calls: [" << std::min(w.lo, w.allowed_lo) << ", " << std::max(w.hi, w.allowed_hi)
+      << "] would admit them (now " << w.now << ")";
+  }
+  return s.str();
+}
+
+// "3 config(s): a, b, c" (the first kShownPrograms of them).
+std::string programs_text(const std::vector<std::string>& programs) {
+  constexpr size_t kShownPrograms = 6;
+  std::vector<std::string> shown(programs.begin(), programs.begin() + std::min(programs.size(), kShownPrograms));
+  if (programs.size() > kShownPrograms) shown.push_back("and " + std::to_string(programs.size() - kShownPrograms) + " more");
+  return std::to_string(programs.size()) + " program(s): " + join(shown);
+}
+
 }  // namespace
 
 void print_traffic(std::ostream& out, const TrafficResult& t) {
@@ -57,9 +86,12 @@ void print_traffic(std::ostream& out, const TrafficResult& t) {
       continue;
     }
     out << std::setw(8) << op.admitted << " admitted   " << join(op.contracts) << "\n";
-    for (const TrafficRejection& r : op.rejections)
-      out << "     " << r.calls << " call(s) not admitted: " << r.pattern << "\n       e.g. " << r.detail
-          << "\n       call: " << r.example << "\n";
+    for (const TrafficRejection& r : op.rejections) {
+      out << "     " << r.calls << " call(s) not admitted: " << r.pattern << "\n       e.g. " << r.detail << "\n";
+      if (const std::string w = widening_text(r); !w.empty()) out << "       widen: " << w << "\n";
+      if (!r.programs.empty()) out << "       made by " << programs_text(r.programs) << "\n";
+      out << "       call: " << r.example << "\n";
+    }
   }
   print_totals(out, t);
 }
@@ -83,8 +115,17 @@ std::string traffic_json(const TrafficResult& t) {
     w.key("not_covered").value(op.not_covered);
     w.key("rejections").begin_array();
     for (const TrafficRejection& r : op.rejections)
+    {
       w.begin_object().key("pattern").value(r.pattern).key("calls").value(r.calls).key("detail").value(r.detail)
-          .key("example").value(r.example).end_object();
+          .key("example").value(r.example);
+      w.key("programs").begin_array();
+      for (const std::string& p : r.programs) w.value(p);
+      w.end_array();
+      w.key("widen");
+      if (r.widen) w.value(widening_text(r));
+      else w.null();
+      w.end_object();
+    }
     w.end_array().end_object();
   }
   w.end_array().end_object();

@@ -7,7 +7,9 @@
 //
 // JSON: {"version": 1, "kind": "traffic", "recordings": [...], "ops": [{"op", "calls",
 // "signatures", "admitted", "contract" (first covering file, or null), "contracts",
-// "not_covered", "rejections": [{"pattern", "calls", "detail", "example"}]}]}.
+// "not_covered", "rejections": [{"pattern", "calls", "detail", "example", "programs" (the
+// recorded programs that made them: a serve sweep's configs), "widen" (the widening they
+// are evidence for, or null)}]}]}.
 #pragma once
 
 #include <ostream>

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "check/traffic.h"
 #include "contracts/contract_loader.h"
@@ -15,6 +16,7 @@
 #include "generators/layout.h"
 #include "generators/recording.h"
 #include "generators/traffic_draft.h"
+#include "reports/traffic_report.h"
 #include "runners/materialize.h"
 #include "tests/cli_run.h"
 
@@ -350,6 +352,47 @@ TEST(Traffic, PerOpTotalsReasonsAndOpsWithoutAContract) {
   EXPECT_EQ(t.ops[1].op, "t::mm");
   EXPECT_TRUE(t.ops[1].contracts.empty());
   EXPECT_EQ(t.ops[1].not_covered, "needs a handle");
+}
+
+// A sweep's evidence: the calls rejected for one value name the programs that made them,
+// and the span of what they had, as the widening that would admit them.
+TEST(Traffic, RejectionsNameTheirProgramsAndTheWideningTheyAreEvidenceFor) {
+  auto header = [](const std::string& program) {
+    return R"({"opcontract_recording": 1, "torch": "2.13.0+cpu", "program": ")" + program +
+           R"(", "pid": 1, "started": "x"})";
+  };
+  Call wide, wider, ids;
+  wide.out = tensor("float32", "[4, 200]", "[200, 1]", 0, 0);
+  wide.x = tensor("float32", "[4, 200]", "[200, 1]", 0, 1);
+  wider.out = tensor("float32", "[4, 300]", "[300, 1]", 0, 0);
+  wider.x = tensor("float32", "[4, 300]", "[300, 1]", 0, 1);
+  ids.ids = tensor("int32", "[4]", "[1]", 0, 2, R"(, "min": 0, "max": 40)");
+  std::vector<RecordedCall> calls;
+  read_recording_text(header("sweep 1 llama") + "\n" + wide.line() + "\n" + ids.line() + "\n" +
+                          header("sweep 2 gemma2") + "\n" + wider.line() + "\n" + wide.line() + "\n",
+                      "sweep.jsonl", calls);
+  const TrafficResult t = hold_to_contracts(calls, {std::make_shared<const Contract>(contract())}, {});
+  ASSERT_EQ(t.ops.size(), 1u);
+  ASSERT_EQ(t.ops[0].rejections.size(), 2u);
+  const TrafficRejection& hidden = t.ops[0].rejections[0];
+  EXPECT_EQ(hidden.pattern, "'hidden' outside its range");
+  EXPECT_EQ(hidden.programs, (std::vector<std::string>{"sweep 1 llama", "sweep 2 gemma2"}))
+      << "one signature made by both programs, merged";
+  ASSERT_TRUE(hidden.widen.has_value());
+  EXPECT_EQ(hidden.widen->lo, 200);
+  EXPECT_EQ(hidden.widen->hi, 300);
+  EXPECT_EQ(hidden.widen->allowed_hi, 128);
+  const TrafficRejection& values = t.ops[0].rejections[1];
+  EXPECT_EQ(values.programs, std::vector<std::string>{"sweep 1 llama"});
+  ASSERT_TRUE(values.widen.has_value());
+  EXPECT_EQ(values.widen->what, "the values of 'ids'");
+  EXPECT_EQ(values.widen->hi, 40);
+  std::ostringstream text;
+  print_traffic(text, t);
+  EXPECT_NE(text.str().find("widen: 'hidden' was 200 to 300 in these calls: [1, 300] would admit them (now range [1, 128])"),
+            std::string::npos)
+      << text.str();
+  EXPECT_NE(text.str().find("made by 2 program(s): sweep 1 llama, sweep 2 gemma2"), std::string::npos) << text.str();
 }
 
 TEST(AdmitCli, ReportsPerOpAndRefusesABrokenRecording) {

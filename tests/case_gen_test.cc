@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <set>
 
@@ -123,6 +124,32 @@ requires: ["x.stride(-1) == 1"]
     narrow += x.layout == Layout::Narrow;
   }
   EXPECT_GT(narrow, 0);
+}
+
+// A budget bounds what drawn cases cost together, not each value: every value of the
+// range still comes, large ones only beside small others; a case outside it stays valid.
+TEST(CaseGen, ABudgetKeepsLargeValuesApartWithoutNarrowingTheRange) {
+  auto contract = std::make_shared<const Contract>(load_contract_text(R"Y(
+op: t::op
+schema: "op(Tensor x) -> Tensor"
+dims: {n: {range: [1, 4096]}, m: {range: [1, 4096]}}
+args:
+  x: {dtype: [float32], shape: [n, m]}
+budget: ["n * m <= 8192"]
+)Y", "t.yaml"));
+  int64_t largest_n = 0, largest_m = 0;
+  for (const Case& c : generate(contract, 400, 5)) {
+    const int64_t n = value(c, *contract, "n"), m = value(c, *contract, "m");
+    EXPECT_LE(n * m, 8192) << describe(c, *contract);
+    largest_n = std::max(largest_n, n);
+    largest_m = std::max(largest_m, m);
+  }
+  EXPECT_EQ(largest_n, 4096) << "the range's top is still drawn";
+  EXPECT_EQ(largest_m, 4096);
+  Case big = generate(contract, 1, 5)[0];
+  big = with_value(big, *contract, contract->values[0].slot, 4096);
+  big = with_value(big, *contract, contract->values[1].slot, 4096);
+  EXPECT_TRUE(case_is_valid(big, *contract)) << "a real call outside the budget is a valid case";
 }
 
 // A scalar argument computed from the dims follows them, in generation and in shrinking.

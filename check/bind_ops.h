@@ -14,7 +14,7 @@
 #include <string>
 
 #include "check/options.h"
-#include "contracts/contract.h"
+#include "spec/contract.h"
 #include "runners/op_binding.h"
 
 namespace opc {

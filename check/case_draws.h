@@ -25,7 +25,7 @@
 #include <set>
 #include <utility>
 
-#include "contracts/contract.h"
+#include "spec/contract.h"
 #include "generators/case.h"
 #include "generators/misuse.h"
 #include "generators/targeting.h"

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "check/bind_ops.h"
-#include "contracts/contract.h"
+#include "spec/contract.h"
 #include "generators/case.h"
 #include "generators/layout.h"
 #include "oracles/oracles.h"

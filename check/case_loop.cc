@@ -12,7 +12,7 @@
 
 #include "check/case_draws.h"
 #include "check/shrink_finding.h"
-#include "contracts/contract.h"
+#include "spec/contract.h"
 #include "generators/case_gen.h"
 #include "generators/layout.h"
 #include "support/names.h"

@@ -18,7 +18,7 @@
 #include "check/mode_plan.h"
 #include "check/options.h"
 #include "check/result.h"
-#include "contracts/contract.h"
+#include "spec/contract.h"
 #include "runners/op_binding.h"
 
 namespace opc {

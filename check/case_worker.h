@@ -21,7 +21,7 @@
 
 #include "check/bind_ops.h"
 #include "check/options.h"
-#include "contracts/contract.h"
+#include "spec/contract.h"
 #include "generators/case.h"
 #include "oracles/oracles.h"
 #include "support/output_capture.h"

@@ -22,7 +22,7 @@
 
 #include "check/options.h"
 #include "check/result.h"
-#include "contracts/contract.h"
+#include "spec/contract.h"
 
 namespace opc {
 

@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "contracts/contract.h"
+#include "spec/contract.h"
 
 namespace opc {
 

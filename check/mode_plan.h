@@ -12,7 +12,7 @@
 
 #include "check/bind_ops.h"
 #include "check/case_worker.h"
-#include "contracts/contract.h"
+#include "spec/contract.h"
 
 namespace opc {
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "check/result.h"
-#include "contracts/contract.h"
+#include "spec/contract.h"
 #include "generators/case.h"
 
 namespace opc {

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "contracts/contract.h"
+#include "spec/contract.h"
 #include "generators/case.h"
 
 namespace opc {
@@ -38,7 +38,7 @@ struct ContractFinding {
   MistakeId mistake;      // clause misuse: the mistake accepted (one finding per argument and kind)
 };
 
-// A known finding whose `where:` leaves this machine out (contracts/contract.h, KnownScope):
+// A known finding whose `where:` leaves this machine out (spec/contract.h, KnownScope):
 // neither expected here nor missed, and reported as not applicable with why.
 struct NotApplicable {
   std::string clause;

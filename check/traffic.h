@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "contracts/contract.h"
+#include "spec/contract.h"
 #include "generators/admission.h"
 #include "generators/recording.h"
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "check/options.h"
-#include "contracts/contract.h"
+#include "spec/contract.h"
 
 namespace opc::cli {
 

@@ -17,7 +17,7 @@
 #include <ostream>
 #include <string>
 
-#include "contracts/contract.h"
+#include "spec/contract.h"
 
 namespace opc::cli {
 

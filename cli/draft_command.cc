@@ -4,7 +4,7 @@
 #include <iostream>
 
 #include "cli/command.h"
-#include "contracts/contract_draft.h"
+#include "spec/contract_draft.h"
 #include "generators/traffic_draft.h"
 #include "support/names.h"
 #include "runners/op_binding.h"

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "check/check_contract.h"
-#include "contracts/contract.h"
+#include "spec/contract.h"
 #include "reports/known_file.h"
 
 namespace opc::cli {

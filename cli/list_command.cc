@@ -10,8 +10,8 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 
 #include "cli/command.h"
-#include "contracts/contract_loader.h"
-#include "contracts/not_covered.h"
+#include "spec/contract_loader.h"
+#include "spec/not_covered.h"
 #include "reports/op_list.h"
 #include "runners/op_binding.h"
 #include "runners/python/bridge.h"

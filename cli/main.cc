@@ -8,7 +8,7 @@
 #include "cli/command.h"
 #include "cli/session.h"
 #include "cli/usage.h"
-#include "contracts/source_loc.h"
+#include "spec/source_loc.h"
 #include "support/error_text.h"
 #include "support/names.h"
 

@@ -3,7 +3,7 @@
 #include "check/bind_ops.h"
 #include "check/case_worker.h"
 #include "check/mode_plan.h"
-#include "contracts/contract_loader.h"
+#include "spec/contract_loader.h"
 #include "generators/case_file.h"
 #include "generators/layout.h"
 #include "reports/observation_text.h"

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "contracts/contract.h"
+#include "spec/contract.h"
 
 namespace opc::cli {
 

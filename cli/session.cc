@@ -7,8 +7,8 @@
 #include <iostream>
 
 #include "cli/command.h"
-#include "contracts/contract_loader.h"
-#include "contracts/not_covered.h"
+#include "spec/contract_loader.h"
+#include "spec/not_covered.h"
 #include "runners/op_binding.h"
 #include "runners/python/bridge.h"
 #include "support/output_capture.h"

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "cli/args.h"
-#include "contracts/contract.h"
+#include "spec/contract.h"
 #include "generators/recording.h"
 
 namespace opc::cli {

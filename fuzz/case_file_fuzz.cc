@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "contracts/contract_loader.h"
+#include "spec/contract_loader.h"
 #include "generators/case_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,4 +1,4 @@
-// libFuzzer target: the expression language (contracts/expr.h) on any bytes, compiled
+// libFuzzer target: the expression language (spec/expr.h) on any bytes, compiled
 // as an integer and as a boolean expression, and each that compiles evaluated on
 // ordinary and extreme values and tensors. ContractError (compile) and EvalError
 // (overflow, division by zero, index out of range) are its answers to bad input; any
@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "contracts/expr.h"
+#include "spec/expr.h"
 
 namespace {
 

@@ -21,7 +21,7 @@
 #include <optional>
 #include <string>
 
-#include "contracts/contract.h"
+#include "spec/contract.h"
 #include "generators/case.h"
 #include "generators/recording.h"
 

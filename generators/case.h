@@ -10,7 +10,7 @@
 #include <variant>
 #include <vector>
 
-#include "contracts/contract.h"
+#include "spec/contract.h"
 
 namespace opc {
 
@@ -53,7 +53,7 @@ struct TensorCase {
 
 // A caller's mistake made on purpose (generators/misuse.h): one relation the contract
 // states, broken for one argument of an otherwise valid case (MisuseKind lives in
-// contracts/contract.h). The case's own arguments stay the valid ones; apply_misuse()
+// spec/contract.h). The case's own arguments stay the valid ones; apply_misuse()
 // gives the case the op is handed.
 struct Misuse {
   MisuseKind kind = MisuseKind::None;

@@ -2,8 +2,8 @@
 
 #include <filesystem>
 
-#include "contracts/text_guard.h"
-#include "contracts/yaml_loc.h"
+#include "spec/text_guard.h"
+#include "spec/yaml_loc.h"
 #include "generators/case_gen.h"
 #include "generators/edge_values.h"
 #include "generators/misuse.h"

@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <string>
 
-#include "contracts/contract.h"
+#include "spec/contract.h"
 #include "generators/case.h"
 
 namespace opc {
@@ -33,7 +33,7 @@ void write_case_file(const std::string& path, const CaseFileRecord& record, cons
                      const Contract& contract);
 
 // Throws ContractError (file:line:column) for a file that is not a case file. The text is
-// held to a contract's guards (contracts/text_guard.h): size, UTF-8, no anchors, depth.
+// held to a contract's guards (spec/text_guard.h): size, UTF-8, no anchors, depth.
 CaseFileRecord read_case_file(const std::string& path);
 CaseFileRecord read_case_text(const std::string& text, const std::string& file);
 

@@ -15,7 +15,7 @@
 
 #include <memory>
 
-#include "contracts/contract.h"
+#include "spec/contract.h"
 #include "generators/case.h"
 
 namespace opc {

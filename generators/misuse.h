@@ -31,7 +31,7 @@
 #include <string>
 #include <vector>
 
-#include "contracts/contract.h"
+#include "spec/contract.h"
 #include "generators/case.h"
 
 namespace opc {

@@ -7,8 +7,8 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "contracts/source_loc.h"
-#include "contracts/text_guard.h"
+#include "spec/source_loc.h"
+#include "spec/text_guard.h"
 #include "generators/case.h"
 #include "support/names.h"
 

@@ -20,7 +20,7 @@
 #include <tuple>
 #include <vector>
 
-#include "contracts/contract.h"
+#include "spec/contract.h"
 #include "generators/case.h"
 
 namespace opc {

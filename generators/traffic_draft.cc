@@ -5,8 +5,8 @@
 #include <set>
 #include <sstream>
 
-#include "contracts/contract.h"
-#include "contracts/contract_draft.h"
+#include "spec/contract.h"
+#include "spec/contract_draft.h"
 #include "generators/admission.h"
 #include "support/names.h"
 

@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "contracts/contract.h"
+#include "spec/contract.h"
 #include "generators/case.h"
 
 namespace opc {

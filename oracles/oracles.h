@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "contracts/annotations.h"
-#include "contracts/contract.h"
+#include "spec/annotations.h"
+#include "spec/contract.h"
 #include "generators/layout.h"
 #include "runners/observation.h"
 

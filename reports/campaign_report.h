@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "contracts/contract.h"
+#include "spec/contract.h"
 #include "support/atomic_file.h"
 
 namespace opc {

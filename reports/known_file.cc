@@ -4,9 +4,9 @@
 
 #include <filesystem>
 
-#include "contracts/clauses.h"
-#include "contracts/text_guard.h"
-#include "contracts/yaml_loc.h"
+#include "spec/clauses.h"
+#include "spec/text_guard.h"
+#include "spec/yaml_loc.h"
 #include "reports/run_report.h"
 #include "support/atomic_file.h"
 #include "support/json_writer.h"

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "contracts/contract.h"
+#include "spec/contract.h"
 
 namespace opc {
 

@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "contracts/contract.h"
+#include "spec/contract.h"
 #include "runners/observation.h"
 
 namespace opc {

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "contracts/contract.h"
+#include "spec/contract.h"
 
 namespace opc {
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "check/result.h"
-#include "contracts/contract.h"
+#include "spec/contract.h"
 #include "support/platform.h"
 
 namespace opc {

@@ -11,8 +11,8 @@
 
 #include <string>
 
-#include "contracts/annotations.h"
-#include "contracts/contract.h"
+#include "spec/annotations.h"
+#include "spec/contract.h"
 
 namespace opc {
 

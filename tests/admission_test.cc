@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "check/traffic.h"
-#include "contracts/contract_loader.h"
+#include "spec/contract_loader.h"
 #include "generators/case_gen.h"
 #include "generators/layout.h"
 #include "generators/recording.h"

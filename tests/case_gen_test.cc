@@ -7,7 +7,7 @@
 #include <memory>
 #include <set>
 
-#include "contracts/contract_loader.h"
+#include "spec/contract_loader.h"
 #include "generators/case_gen.h"
 #include "generators/dim_gen.h"
 #include "generators/layout.h"

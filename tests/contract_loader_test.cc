@@ -1,6 +1,6 @@
 // The contract loader: a valid contract loads into the right in-memory form, and every
 // kind of mistake is a ContractError at the exact line and column, with a specific message.
-#include "contracts/contract_loader.h"
+#include "spec/contract_loader.h"
 
 #include <ATen/core/function_schema.h>
 #include <gtest/gtest.h>

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <map>
 
-#include "contracts/contract_loader.h"
+#include "spec/contract_loader.h"
 #include "generators/case_file.h"
 #include "generators/case_gen.h"
 #include "generators/edge_values.h"

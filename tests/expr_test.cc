@@ -1,4 +1,4 @@
-#include "contracts/expr.h"
+#include "spec/expr.h"
 
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>

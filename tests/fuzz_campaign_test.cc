@@ -9,7 +9,7 @@
 
 #include "check/check_contract.h"
 #include "cli_run.h"
-#include "contracts/contract_loader.h"
+#include "spec/contract_loader.h"
 #include "generators/case_file.h"
 
 namespace opc {

@@ -15,8 +15,8 @@
 #include <memory>
 #include <string>
 
-#include "contracts/contract_loader.h"
-#include "contracts/text_guard.h"
+#include "spec/contract_loader.h"
+#include "spec/text_guard.h"
 #include "generators/case_gen.h"
 #include "generators/dim_gen.h"
 #include "tests/cli_run.h"

@@ -1,10 +1,10 @@
 // A contracts folder's NOT_COVERED list: ops with their reasons load; a line without a
 // reason, a name that is not qualified, an op listed twice are errors at file:line:column.
-#include "contracts/not_covered.h"
+#include "spec/not_covered.h"
 
 #include <gtest/gtest.h>
 
-#include "contracts/source_loc.h"
+#include "spec/source_loc.h"
 
 namespace opc {
 namespace {

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <memory>
 
-#include "contracts/contract_loader.h"
+#include "spec/contract_loader.h"
 #include "generators/case_file.h"
 #include "generators/case_gen.h"
 #include "generators/layout.h"

@@ -1,4 +1,4 @@
-#include "contracts/annotations.h"
+#include "spec/annotations.h"
 
 namespace opc {
 

@@ -13,7 +13,7 @@
 #include <cstddef>
 #include <string>
 
-#include "contracts/source_loc.h"
+#include "spec/source_loc.h"
 
 namespace opc {
 

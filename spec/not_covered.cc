@@ -1,10 +1,10 @@
-#include "contracts/not_covered.h"
+#include "spec/not_covered.h"
 
 #include <filesystem>
 #include <sstream>
 
-#include "contracts/source_loc.h"
-#include "contracts/text_guard.h"
+#include "spec/source_loc.h"
+#include "spec/text_guard.h"
 
 namespace opc {
 namespace {

@@ -1,4 +1,4 @@
-#include "contracts/contract_loader.h"
+#include "spec/contract_loader.h"
 
 #include <ATen/core/function_schema.h>
 #include <torch/csrc/jit/frontend/function_schema_parser.h>
@@ -7,10 +7,10 @@
 #include <algorithm>
 #include <set>
 
-#include "contracts/annotations.h"
-#include "contracts/clauses.h"
-#include "contracts/text_guard.h"
-#include "contracts/yaml_loc.h"
+#include "spec/annotations.h"
+#include "spec/clauses.h"
+#include "spec/text_guard.h"
+#include "spec/yaml_loc.h"
 #include "support/names.h"
 
 namespace opc {

@@ -1,9 +1,9 @@
-#include "contracts/contract_draft.h"
+#include "spec/contract_draft.h"
 
 #include <regex>
 #include <sstream>
 
-#include "contracts/annotations.h"
+#include "spec/annotations.h"
 
 namespace opc {
 namespace {

@@ -1,6 +1,6 @@
 // The in-memory form of one op's contract (docs/format.md describes the YAML).
 //
-// A Contract is produced by load_contract() (contracts/contract_loader.h), fully validated:
+// A Contract is produced by load_contract() (spec/contract_loader.h), fully validated:
 // every name resolved, every expression compiled against the right scope, every argument
 // of the schema described. Generators read it to make cases; oracles read it to judge
 // observations. It is immutable after loading and cheap to share.
@@ -16,8 +16,8 @@
 #include <variant>
 #include <vector>
 
-#include "contracts/expr.h"
-#include "contracts/source_loc.h"
+#include "spec/expr.h"
+#include "spec/source_loc.h"
 
 namespace c10 {
 struct FunctionSchema;

@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "contracts/source_loc.h"
+#include "spec/source_loc.h"
 
 namespace opc {
 

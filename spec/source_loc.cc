@@ -1,4 +1,4 @@
-#include "contracts/source_loc.h"
+#include "spec/source_loc.h"
 
 namespace opc {
 

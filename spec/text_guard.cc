@@ -1,4 +1,4 @@
-#include "contracts/text_guard.h"
+#include "spec/text_guard.h"
 
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>

@@ -32,7 +32,7 @@
 #include <string_view>
 #include <vector>
 
-#include "contracts/source_loc.h"
+#include "spec/source_loc.h"
 
 namespace opc {
 

@@ -1,4 +1,4 @@
-#include "contracts/expr.h"
+#include "spec/expr.h"
 
 #include <algorithm>
 #include <climits>

@@ -1,9 +1,9 @@
-#include "contracts/contract.h"
+#include "spec/contract.h"
 
 #include <algorithm>
 #include <iterator>
 
-#include "contracts/clauses.h"
+#include "spec/clauses.h"
 
 namespace opc {
 namespace {

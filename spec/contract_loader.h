@@ -11,7 +11,7 @@
 
 #include <string>
 
-#include "contracts/contract.h"
+#include "spec/contract.h"
 
 namespace opc {
 

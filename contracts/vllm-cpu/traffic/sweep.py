@@ -133,9 +133,10 @@ def qwen3_next(rng):  # gated delta-net hybrid
     layers = max(2, c["num_hidden_layers"])
     key_heads = pick(rng, [1, 2])
     # csrc/cpu's chunk_gated_delta_rule_cpu refuses a key head size other than the value
-    # head size ("expect head_dim to be equal to head_dim_v"): the CPU build serves GDN
-    # models with the two equal only (Qwen3-Next: 128 and 128).
-    head = pick(rng, [32, 64, 128])
+    # head size ("expect head_dim to be equal to head_dim_v"), and its GDN kernels
+    # dispatch head sizes 64 and 128 only (DISPATCH_HEAD_DIM: "Unexpected head dim size"):
+    # the CPU build serves GDN models with those (Qwen3-Next: 128 and 128).
+    head = pick(rng, [64, 128])
     c.update({"num_hidden_layers": layers,
               "layer_types": ["linear_attention"] + [pick(rng, ["linear_attention", "full_attention"])
                                                      for _ in range(layers - 1)],

@@ -44,8 +44,8 @@ class CaseJudge {
     const Observation eager = run_eager(op_, contract_, c_, fresh());
     note_written(eager, written);
     judge_eager(eager);
-    if (contract_.padding && has_padding_rows()) judge_padding_in_eager();
-    if (contract_.deterministic) judge_determinism(eager);
+    if (judges(Mode::Eager, Clause::Padding) && has_padding_rows()) judge_padding_in_eager();
+    if (judges(Mode::Eager, Clause::Determinism)) judge_determinism(eager);
     if (asks(modes, Mode::Fake)) judge_fake(eager);
     if (asks(modes, Mode::Compiled)) judge_compiled(eager);
     if (asks(modes, Mode::Cudagraph)) judge_cudagraph();
@@ -60,6 +60,10 @@ class CaseJudge {
     return std::find(modes.begin(), modes.end(), m) != modes.end();
   }
 
+  // Whether mode m judges the clause for this contract (spec/contract.h): the one rule the
+  // check's plan records as judged.
+  bool judges(Mode m, Clause c) const { return opc::judges(contract_, m, c); }
+
   void enter(Mode m) {
     current_ = m;
     if (ops_.on_mode) ops_.on_mode(m);
@@ -67,7 +71,7 @@ class CaseJudge {
 
   void add(std::vector<Finding> found, Mode mode) {
     for (Finding& f : found) {
-      f.mode = to_string(mode);
+      f.mode = mode;
       found_.push_back(std::move(f));
     }
   }
@@ -96,7 +100,7 @@ class CaseJudge {
   // A case that breaks a requires: the op must refuse it; nothing else is judged.
   void judge_precondition(const std::vector<int>& broken) {
     const Observation eager = rerun_eager(op_, contract_, c_, fresh());
-    add(check_precondition({contract_, broken, eager}), Mode::Eager);
+    if (judges(Mode::Eager, Clause::Precondition)) add(check_precondition({contract_, broken, eager}), Mode::Eager);
   }
 
   // The op handed a caller's mistake, in fenced memory; where the misuse keeps shapes
@@ -116,7 +120,7 @@ class CaseJudge {
       return;  // a mistake the contract's state hook cannot stage (it builds state from the arguments)
     }
     const std::string what = misuse_text(c_, contract_);
-    add(check_misuse({contract_, op_.annotations, what, handed_facts, handed, valid ? &*valid : nullptr,
+    if (judges(Mode::Eager, Clause::Misuse)) add(check_misuse({contract_, op_.annotations, what, handed_facts, handed, valid ? &*valid : nullptr,
                       c_.misuse.kind == MisuseKind::Dtype}),
         Mode::Eager);
   }
@@ -157,20 +161,23 @@ class CaseJudge {
 
   void judge_eager(const Observation& eager) {
     if (eager.threw) {
-      add({{"crash", "the op threw on a case that meets the contract's constraints and requires: " +
+      add({{Clause::Crash, "the op threw on a case that meets the contract's constraints and requires: " +
                          eager.error}},
           Mode::Eager);
       return;
     }
     const OracleInput in{contract_, op_.annotations, facts_, eager};
-    for (auto check : {check_alias, check_mutation, check_write, check_extent}) add(check(in), Mode::Eager);
-    if (finite_inputs()) add(check_finite(in), Mode::Eager);
-    if (contract_.donates) add(check_functional_overload(in), Mode::Eager);
-    if (ops_.reference) {
+    if (judges(Mode::Eager, Clause::Alias)) add(check_alias(in), Mode::Eager);
+    if (judges(Mode::Eager, Clause::Mutation)) add(check_mutation(in), Mode::Eager);
+    if (judges(Mode::Eager, Clause::Write)) add(check_write(in), Mode::Eager);
+    if (judges(Mode::Eager, Clause::Extent)) add(check_extent(in), Mode::Eager);
+    if (judges(Mode::Eager, Clause::Finite) && finite_inputs()) add(check_finite(in), Mode::Eager);
+    if (judges(Mode::Eager, Clause::Donation)) add(check_functional_overload(in), Mode::Eager);
+    if (judges(Mode::Eager, Clause::Reference) && ops_.reference) {
       const Observation ref = rerun_eager(*ops_.reference, contract_, c_, fresh());
       add(check_reference({contract_, op_.annotations, eager, ref}), Mode::Eager);
     }
-    judge_forms(eager);
+    if (judges(Mode::Eager, Clause::Forms)) judge_forms(eager);
     if (c_.inplace >= 0) {
       const Observation in_place = run_in_place(op_, contract_, c_, fresh());
       add(check_inplace({contract_, op_.annotations, contract_.inplace[c_.inplace], eager, in_place}),
@@ -237,6 +244,7 @@ class CaseJudge {
 
   void judge_fake(const Observation& eager) {
     enter(Mode::Fake);
+    if (!judges(Mode::Fake, Clause::Fake)) return;
     if (!ops_.real_pytorch) {
       add(check_fake({contract_, facts_, eager, run_fake_meta(op_, contract_, c_, facts_)}), Mode::Fake);
       return;
@@ -261,7 +269,7 @@ class CaseJudge {
     enter(Mode::Fake);
     auto judged = [&](const Observation& fake) {
       std::vector<Finding> found = check_fake_alone({contract_, facts_, fake});
-      if (!fake.threw)
+      if (!fake.threw && judges(Mode::Fake, Clause::Alias))
         for (Finding& f : check_alias({contract_, op_.annotations, facts_, fake})) {
           f.message = "the fake predicts it: " + f.message;
           found.push_back(std::move(f));
@@ -282,17 +290,18 @@ class CaseJudge {
 
   void judge_compiled(const Observation& eager) {
     enter(Mode::Compiled);
+    if (!judges(Mode::Compiled, Clause::Compiled)) return;
     if (ops_.real_pytorch) judge_torch_compile(eager);
     const CompiledObservation compiled = run_compiled(op_, contract_, c_, facts_);
     std::vector<Finding> modelled = check_compiled({contract_, op_.annotations, eager, compiled});
     for (Finding& f : modelled) f.message = "opcontract's C++ model of torch.compile: " + f.message;
     add(std::move(modelled), Mode::Compiled);
     // vLLM's reinplacing pass swaps in the donating overload where the donated inputs die.
-    if (ops_.donating && !eager.threw) {
+    if (judges(Mode::Compiled, Clause::Donation) && ops_.donating && !eager.threw) {
       const Observation donated = run_eager(*ops_.donating, contract_, c_, fresh());
       add(check_donating_overload({contract_, ops_.donating->annotations, eager, donated}), Mode::Compiled);
     }
-    if (contract_.padding && has_padding_rows()) {
+    if (judges(Mode::Compiled, Clause::Padding) && has_padding_rows()) {
       const CompiledObservation nan_padded = run_compiled(op_, contract_, c_, facts_, 0);
       const CompiledObservation finite_padded = run_compiled(op_, contract_, c_, facts_, 1);
       add(check_padding({contract_, op_.annotations, facts_, nan_padded.obs, finite_padded.obs}),
@@ -311,7 +320,7 @@ class CaseJudge {
 
   void judge_cudagraph() {
     enter(Mode::Cudagraph);
-    add(check_cudagraph(run_cudagraph(op_, contract_, c_)), Mode::Cudagraph);
+    if (judges(Mode::Cudagraph, Clause::Cudagraph)) add(check_cudagraph(run_cudagraph(op_, contract_, c_)), Mode::Cudagraph);
   }
 
   const CaseOps& ops_;
@@ -328,7 +337,7 @@ class CaseJudge {
 
 Finding judged_death(const Finding& crash, const Case& c, const Contract& contract) {
   if (!c.misuse) return crash;
-  return {"misuse", "the op did not refuse a caller's mistake (" + misuse_text(c, contract) + "): " + crash.message +
+  return {Clause::Misuse, "the op did not refuse a caller's mistake (" + misuse_text(c, contract) + "): " + crash.message +
                         ". A read or write past a tensor's end faults in the fenced memory misuse cases run in.",
           crash.mode};
 }

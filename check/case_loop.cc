@@ -141,7 +141,7 @@ class CaseLoop {
     r_.captured_lines += count_lines(outcome.output);
     for (const Finding& f : outcome.findings) {
       const MistakeId mistake = mistake_of(f, c);
-      if (!seen_.insert(f.clause + "/" + f.mode + "/" + mistake.text()).second) continue;
+      if (!seen_.insert(to_string(f.clause) + "/" + to_string(f.mode) + "/" + mistake.text()).second) continue;
       // Each accepted mistake is a finding of its own; once found, the search tries others.
       if (!mistake.empty()) draws_.retire(c.misuse.arg, c.misuse.kind);
       const auto began = Clock::now();
@@ -153,6 +153,7 @@ class CaseLoop {
       r_.seconds.shrinking += seconds_since(began);
       cf.cases_tried = found_at;
       cf.from_file = from_file;
+      if (cf.minimal) cf.case_json = case_json(*cf.minimal, contract_);
       r_.findings.push_back(cf);
       if (options_.on_finding) options_.on_finding(cf);
     }
@@ -160,7 +161,7 @@ class CaseLoop {
 
   // A misuse finding's mistake: its argument and kind, which shrinking keeps.
   MistakeId mistake_of(const Finding& f, const Case& c) const {
-    if (f.clause != "misuse" || !c.misuse) return {};
+    if (f.clause != Clause::Misuse || !c.misuse) return {};
     return {contract_.args[c.misuse.arg].name, to_string(c.misuse.kind)};
   }
 
@@ -169,10 +170,9 @@ class CaseLoop {
   ShrunkFinding shrink(CaseWorker& worker, const rc::Shrinkable<Case>& shrinkable, const Finding& f,
                        const CaseOutcome& outcome) {
     const std::vector<Mode> all = worker.modes();
-    const std::optional<Mode> own = parse_mode(f.mode);
     std::vector<Mode> needed;
     for (Mode m : all)
-      if (m == Mode::Eager || m == own) needed.push_back(m);
+      if (m == Mode::Eager || m == f.mode) needed.push_back(m);
     worker.set_modes(needed);
     ShrunkFinding s = shrink_finding(worker, shrinkable, outcome, f, options_.max_shrink_runs);
     worker.set_modes(all);
@@ -193,7 +193,7 @@ class CaseLoop {
   // handlers (the cases ran without them: tvm_ffi's symbolised backtrace costs about a
   // second a crash); the case's own when that run does not crash the same way.
   static std::string last_words(const CaseWorker& worker, const ContractFinding& cf) {
-    const CaseOutcome again = worker.crash_handlers_twin()->run(cf.minimal);
+    const CaseOutcome again = worker.crash_handlers_twin()->run(*cf.minimal);
     for (const Finding& g : again.findings)
       if (again.worker_died && g.clause == cf.clause && g.mode == cf.mode) return again.output;
     return cf.output;
@@ -202,8 +202,8 @@ class CaseLoop {
   // A replayed case's finding, or a hang's: a hang is not shrunk, since every smaller try
   // would wait out the time limit too.
   static ShrunkFinding unshrunk(const Finding& f, const Case& c, const CaseOutcome& outcome, bool generated) {
-    ContractFinding cf{f.clause, f.mode, f.message + (generated ? " (not shrunk: each try costs the time limit)" : ""),
-                       true, c};
+    ContractFinding cf{f.clause, f.mode, f.message + (generated ? " (not shrunk: each try costs the time limit)" : "")};
+    cf.minimal = c;
     cf.output = outcome.output;
     return {std::move(cf), outcome.worker_died && !outcome.hung};
   }
@@ -233,23 +233,32 @@ class CaseLoop {
     so_far.next_case = next_case;
     so_far.stopped = true;
     settle_modes(so_far);
-    so_far.verdict = so_far.findings.empty() ? "pass" : "fail";
+    so_far.verdict = so_far.findings.empty() ? Verdict::Pass : Verdict::Fail;
     options_.checkpoint(so_far);
   }
 
   // Each mode that ran passes unless it found something; none ran when the state hook
-  // declined every case.
+  // declined every case. The clauses each judged are the plan's, less the caller's
+  // mistakes where none was made.
   void settle_modes(ContractResult& result) const {
     for (Mode m : plan_.run) {
+      ModeResult& mr = result.modes[m];
+      mr.judged = plan_.judged.at(m);
+      if (result.misuse_cases == 0) std::erase(mr.judged, Clause::Misuse);
       if (result.cases == 0 && !result.declined.empty()) {
-        result.modes[m] = {"not_run", 0, "the state hook declined every case: " + result.declined.begin()->first, ""};
+        mr.status = ModeStatus::NotRun;
+        mr.reason = "the state hook declined every case: " + result.declined.begin()->first;
         continue;
       }
-      bool failed = false;
       // A caller's mistake accepted is the misuse clause's, not the mode's conformance.
-      for (const auto& f : result.findings) failed |= f.mode == to_string(m) && f.clause != "misuse";
+      const bool failed = std::any_of(result.findings.begin(), result.findings.end(), [&](const ContractFinding& f) {
+        return f.mode == m && f.clause != Clause::Misuse;
+      });
+      mr.status = failed ? ModeStatus::Fail : ModeStatus::Pass;
+      mr.cases = result.cases;
+      mr.reason.clear();
       const auto how = plan_.ran_as.find(m);
-      result.modes[m] = {failed ? "fail" : "pass", result.cases, "", how == plan_.ran_as.end() ? "" : how->second};
+      mr.ran_as = how == plan_.ran_as.end() ? "" : how->second;
     }
   }
 
@@ -283,12 +292,12 @@ class CaseLoop {
     const std::string in_cases = " in " + std::to_string(r_.cases) + " cases";
     for (size_t b = 0; b < contract_.branches.size(); ++b)
       if (r_.branches[b].second == 0)
-        r_.findings.push_back({"branches", "", "branch '" + contract_.branches[b].name + "' (" +
+        r_.findings.push_back({Clause::Branches, std::nullopt, "branch '" + contract_.branches[b].name + "' (" +
                                                    contract_.branches[b].expr.text() + ") was never hit" +
                                                    in_cases + ": widen the dims or add a favor: value"});
     for (size_t k = 0; k < contract_.inplace.size(); ++k)
       if (r_.branches[first_inplace_ + k].second == 0)
-        r_.findings.push_back({"branches", "", "the in-place use " + contract_.inplace_text(static_cast<int>(k)) +
+        r_.findings.push_back({Clause::Branches, std::nullopt, "the in-place use " + contract_.inplace_text(static_cast<int>(k)) +
                                                    " (aliasing.inplace) was never made" + in_cases +
                                                    ": the two never had the same dtype, shape and a layout "
                                                    "the constraints allow"});

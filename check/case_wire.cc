@@ -89,7 +89,8 @@ std::vector<Mode> get_modes(WireIn& r) {
 
 void put_findings(WireOut& w, const std::vector<Finding>& findings, const std::vector<int>& written) {
   w.u64(findings.size());
-  for (const Finding& f : findings) w.str(f.clause).str(f.mode).str(f.message);
+  for (const Finding& f : findings)
+    w.u64(static_cast<uint64_t>(f.clause)).u64(static_cast<uint64_t>(f.mode)).str(f.message);
   w.u64(written.size());
   for (int i : written) w.i64(i);
 }
@@ -97,8 +98,8 @@ void put_findings(WireOut& w, const std::vector<Finding>& findings, const std::v
 void get_findings(WireIn& r, std::vector<Finding>& findings, std::vector<int>& written) {
   findings.resize(r.u64());
   for (Finding& f : findings) {
-    f.clause = r.str();
-    f.mode = r.str();
+    f.clause = static_cast<Clause>(r.u64());
+    f.mode = static_cast<Mode>(r.u64());
     f.message = r.str();
   }
   written.resize(r.u64());

@@ -290,7 +290,7 @@ std::string CaseWorker::request(char kind, const std::string& body, CaseOutcome*
   pid_ = -1;
   to_child_ = from_child_ = -1;
   died->worker_died = true;
-  died->findings.push_back({"crash", std::string("in the ") + to_string(mode) + " mode, " + why, to_string(mode)});
+  died->findings.push_back({Clause::Crash, std::string("in the ") + to_string(mode) + " mode, " + why, mode});
   return "";
 }
 

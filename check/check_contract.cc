@@ -54,28 +54,25 @@ std::string checked_text(const Contract& contract, const std::string& target) {
 // The result before anything ran: every mode not run, with the contract's reason where
 // it skips the mode, so that every mode has a result whatever ends the check.
 ContractResult initial_result(const Contract& contract, const std::string& target, const CheckOptions& options) {
-  ContractResult r;
-  r.file = contract.file;
-  r.op = contract.op;
-  r.target = target;
+  ContractResult r = empty_result(contract.file, contract.op, target);
   r.checked = checked_text(contract, target);
   if (!options.variant.empty()) r.checked += (r.checked.empty() ? "" : " ") + ("(" + options.variant + ")");
   r.seed = options.seed;
   for (Mode m : kAllModes) {
     const auto skip = contract.skip.find(m);
-    r.modes[m] = {"not_run", 0,
-                  skip != contract.skip.end() ? std::string(kSkippedByContract) + ": " + skip->second
-                                              : "the check ended (see its error) before this mode ran"};
+    r.modes[m].reason = skip != contract.skip.end() ? std::string(kSkippedByContract) + ": " + skip->second
+                                                    : "the check ended (see its error) before this mode ran";
   }
   return r;
 }
 
 // The findings no case is needed for: the registered schemas against the contract's.
 void add_schema_findings(const Contract& contract, const BoundOps& bound, ContractResult& r) {
-  if (auto f = check_schema(contract, bound.op.handle.schema())) r.findings.push_back({f->clause, "", f->message});
+  if (auto f = check_schema(contract, bound.op.handle.schema()))
+    r.findings.push_back({Clause::Schema, std::nullopt, f->message});
   if (bound.donating)
     if (auto f = check_donating_schema(contract, bound.donating->annotations))
-      r.findings.push_back({f->clause, to_string(Mode::Compiled), f->message});
+      r.findings.push_back({f->clause, Mode::Compiled, f->message});
 }
 
 // Why no case can run ("" when they can): a case runs in eager, or without it (a contract
@@ -87,13 +84,15 @@ std::string why_no_case_runs(const Contract& contract, const BoundOps& bound, co
   return "";
 }
 
-// The plan's left-out modes, and when no case runs, every planned mode, as not run.
+// What each mode judges, the plan's left-out modes, and when no case runs, every planned
+// mode, as not run.
 void record_not_run(const Contract& contract, const ModePlan& plan, const std::string& no_cases,
                     ContractResult& r) {
-  for (const auto& [m, why] : plan.not_run) r.modes[m] = {"not_run", 0, why};
+  for (const auto& [m, judged] : plan.judged) r.modes[m].judged = judged;
+  for (const auto& [m, why] : plan.not_run) r.modes[m].reason = why;
   if (no_cases.empty()) return;
   for (Mode m : plan.run)
-    if (!contract.skip.count(m)) r.modes[m] = {"not_run", 0, no_cases};
+    if (!contract.skip.count(m)) r.modes[m].reason = no_cases;
 }
 
 struct KnownList {
@@ -140,8 +139,8 @@ ContractResult check_contract(const Contract& contract, const std::string& targe
     mark_known(known, platform, r);
     r.verdict = verdict_of(r);
   } catch (...) {
-    r.verdict = "error";
-    r.error = check_error_text(contract);
+    r.verdict = Verdict::Error;
+    r.errors = {check_error_text(contract)};
   }
   r.seconds.total = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   return r;

@@ -33,10 +33,9 @@ bool matches(const KnownFinding& k, const ContractFinding& f) { return lists(k, 
 // Why the mode `k` names did not run in this check ("" when it ran, or `k` names none): a
 // GPU mode on a machine without one, a mode the contract skips.
 std::string mode_not_run(const KnownFinding& k, const ContractResult& r) {
-  const std::optional<Mode> mode = k.mode.empty() ? std::nullopt : parse_mode(k.mode);
-  const auto it = mode ? r.modes.find(*mode) : r.modes.end();
-  if (it == r.modes.end() || it->second.status != "not_run") return "";
-  return "the " + k.mode + " mode did not run here (" + it->second.reason + ")";
+  const auto it = k.mode ? r.modes.find(*k.mode) : r.modes.end();
+  if (it == r.modes.end() || it->second.status != ModeStatus::NotRun) return "";
+  return std::string("the ") + to_string(*k.mode) + " mode did not run here (" + it->second.reason + ")";
 }
 
 // A new finding that an entry scoped to other machines would have matched: its message
@@ -45,10 +44,10 @@ void note_scoped_elsewhere(ContractResult& r) {
   for (ContractFinding& f : r.findings) {
     if (!f.known.empty()) continue;
     const auto scoped = std::find_if(r.not_applicable.begin(), r.not_applicable.end(), [&](const NotApplicable& n) {
-      return f.clause == n.clause && (n.mode.empty() || f.mode == n.mode);
+      return f.clause == n.clause && (!n.mode || f.mode == n.mode);
     });
     if (scoped != r.not_applicable.end())
-      f.message += "\n(known_findings lists " + scoped->clause + " for other machines only: " + scoped->why + ")";
+      f.message += "\n(known_findings lists " + to_string(scoped->clause) + " for other machines only: " + scoped->why + ")";
   }
 }
 

@@ -54,8 +54,11 @@ std::string real_runs_unavailable(const Contract& contract, CaseWorker& worker) 
 
 ModePlan plan_modes(const Contract& contract, const std::vector<Mode>& asked, const CaseOps& ops,
                     CaseWorker& worker) {
-  ModePlan plan{{}, {}, ran_as_text(ops)};
+  ModePlan plan{{}, {}, ran_as_text(ops), {}};
   const std::string no_real_runs = real_runs_unavailable(contract, worker);
+  for (Mode m : kAllModes)
+    for (const ClauseInfo& c : kClauses)
+      if (judges(contract, m, c.clause)) plan.judged[m].push_back(c.clause);
   for (Mode m : kAllModes) {
     if (m == Mode::Eager && !contract.skip.count(m) && no_real_runs.empty()) {  // the base of every other mode
       plan.run.push_back(m);

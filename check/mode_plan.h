@@ -20,6 +20,9 @@ struct ModePlan {
   std::vector<Mode> run;                // eager first (unless the contract skips it), then each other mode that runs
   std::map<Mode, std::string> not_run;  // why each other one does not
   std::map<Mode, std::string> ran_as;   // how the fake and compiled modes run, in words
+  // Per mode, run or not, the clauses it judges for the contract (judges(), in catalogue
+  // order): what the result records, and reports show, as judged.
+  std::map<Mode, std::vector<Clause>> judged;
 };
 
 // Eager, then each other mode that neither the contract's `skip:`, nor `asked` (--modes;

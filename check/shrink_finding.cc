@@ -34,7 +34,6 @@ ShrunkFinding shrink_finding(CaseWorker& worker, rc::Shrinkable<Case> failing, c
   }, budget);
   f.minimal = r.minimal.value();
   f.shrink_steps = r.steps;
-  f.has_case = true;
   return s;
 }
 

@@ -14,7 +14,7 @@ std::vector<Mode> parse_modes(const std::string& text) {
   std::vector<Mode> modes;
   std::stringstream in(text);
   for (std::string name; std::getline(in, name, ',');) {
-    auto m = parse_mode(name);
+    const std::optional<Mode> m = mode_named(name);
     if (!m) throw UsageError("--modes: unknown mode '" + name + "' (modes: fake, eager, compiled, cudagraph)");
     modes.push_back(*m);
   }

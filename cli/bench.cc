@@ -100,9 +100,9 @@ void bench_regressions(const Contract& contract, uint64_t seed, int budget, bool
       options.cases = budget;
       options.python = python;
       options.targeted = targeted;
-      options.misuse = std::find(g.expect.begin(), g.expect.end(), "misuse") != g.expect.end();
+      options.misuse = std::find(g.expect.begin(), g.expect.end(), Clause::Misuse) != g.expect.end();
       std::atomic<bool> done{false};
-      std::set<std::string> missing(g.expect.begin(), g.expect.end());
+      std::set<Clause> missing(g.expect.begin(), g.expect.end());
       options.stop = &done;
       options.on_finding = [&](const ContractFinding& f) {
         missing.erase(f.clause);
@@ -112,30 +112,32 @@ void bench_regressions(const Contract& contract, uint64_t seed, int budget, bool
     };
     const ContractResult plain = run(false);
     const ContractResult r = run(true);
-    if (r.verdict == "error") {
-      out << "  " << g.target << ": error: " << r.error << "\n";
+    if (r.verdict == Verdict::Error) {
+      out << "  " << g.target << ": error: " << r.error() << "\n";
       continue;
     }
     for (const ContractFinding& f : r.findings) {
-      const std::string where = f.clause + (f.mode.empty() ? "" : " (" + f.mode + ")");
+      const std::string where = to_string(f.clause) + mode_note(f.mode);
       std::string before = "-";
       for (const ContractFinding& p : plain.findings)
-        if (p.clause == f.clause && p.mode == f.mode) before = p.has_case ? std::to_string(p.cases_tried) : "static";
-      if (f.has_case)
-        std::snprintf(line, sizeof line, "  %-56s %-22s %8s %8d %7lld el %7d\n", g.target.c_str(),
-                      where.c_str(), before.c_str(), f.cases_tried,
-                      static_cast<long long>(case_numel(f.minimal)), f.shrink_steps);
+        if (p.clause == f.clause && p.mode == f.mode) before = p.minimal ? std::to_string(p.cases_tried) : "static";
+      if (f.minimal)
+        std::snprintf(line, sizeof line, "  %-56s %-22s %8s %8lld %7lld el %7lld\n", g.target.c_str(),
+                      where.c_str(), before.c_str(), static_cast<long long>(f.cases_tried),
+                      static_cast<long long>(case_numel(*f.minimal)), static_cast<long long>(f.shrink_steps));
       else
         std::snprintf(line, sizeof line, "  %-56s %-22s %8s %8s %10s %7s\n", g.target.c_str(),
                       where.c_str(), "static", "static", "-", "-");
       out << line;
     }
-    const RunEntry entry{std::make_shared<const Contract>(contract), r, &g, ""};
+    RunEntry entry{std::make_shared<const Contract>(contract), r, &g, ""};
+    settle_entry(entry);
+    const RegressionResult& got = *entry.result.regression;
     out << "  " << g.target << ": "
-        << (regression_not_run(entry)       ? "not run"
-            : caught_as_expected(entry)     ? "caught as expected"
-                                            : "NOT as expected, expected " + join(g.expect))
-        << " (" << (r.findings.empty() ? "nothing found" : "found " + join(found_clauses(r))) << ")\n";
+        << (!got.not_run.empty()        ? "not run"
+            : got.caught_as_expected    ? "caught as expected"
+                                        : "NOT as expected, expected " + clause_names(g.expect))
+        << " (" << (r.findings.empty() ? "nothing found" : "found " + clause_names(found_clauses(r))) << ")\n";
   }
 }
 

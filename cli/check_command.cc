@@ -143,7 +143,7 @@ std::vector<RunEntry> check_all(const std::vector<std::shared_ptr<const Contract
     if (!p.regression) own.replay_first = recorded_cases(*p.contract, recorded, own.seed);
     // A historical variant is held to the clauses it is listed for; misuse only when that is one.
     own.misuse = a.misuse && (!p.regression || std::find(p.regression->expect.begin(), p.regression->expect.end(),
-                                                         "misuse") != p.regression->expect.end());
+                                                         Clause::Misuse) != p.regression->expect.end());
     RunEntry& e = run[i];
     e.contract = p.contract;
     e.regression = p.regression;
@@ -156,6 +156,7 @@ std::vector<RunEntry> check_all(const std::vector<std::shared_ptr<const Contract
                     library_flags(a);
     // A recorded call replays with the recording it came from, before one generated case.
     e.case_replay_base = e.replay_base + " --cases 1 --seed " + std::to_string(own.seed) + " --traffic";
+    settle_entry(e);
   });
   return run;
 }
@@ -168,8 +169,8 @@ struct Tally {
 Tally tally(const std::vector<RunEntry>& run) {
   Tally t;
   for (const auto& e : run) {
-    if (e.result.verdict == "error") ++t.errors;
-    else if (regression_not_run(e)) ++t.not_run;
+    if (e.result.verdict == Verdict::Error) ++t.errors;
+    else if (e.result.regression && !e.result.regression->not_run.empty()) ++t.not_run;
     else if (entry_ok(e)) ++t.ok;
     else ++t.bad;
   }
@@ -212,7 +213,7 @@ int run_check(const Args& a, const Session& session) {
     std::cout << "rewrote " << a.known << ": " << now.size() << " known finding(s)\n";
   }
   for (const auto& e : run)
-    if (e.result.verdict == "error") std::cerr << "opcontract: error: " << e.result.error << "\n";
+    if (e.result.verdict == Verdict::Error) std::cerr << "opcontract: error: " << e.result.error() << "\n";
   return t.errors ? 2 : t.bad ? 1 : 0;
 }
 

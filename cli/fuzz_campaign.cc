@@ -139,14 +139,16 @@ void announce(const ContractRun& cr, const FuzzOptions& o, const CheckOptions& o
 
 // A new finding's minimal case, written into the corpus at once.
 void save_finding(const ContractRun& cr, const FuzzOptions& o, const ContractFinding& f, std::ostream& out) {
-  if (cr.corpus.empty() || f.cases_tried == 0 || !f.has_case) return;  // replayed: already there
+  if (cr.corpus.empty() || f.cases_tried == 0 || !f.minimal) return;  // replayed: already there
   const std::string mistake = f.mistake.empty() ? "" : "-" + f.mistake.arg + "-" + f.mistake.kind;
-  const fs::path file = cr.corpus / file_safe(cr.target + "-" + f.clause + "-" + f.mode + mistake + ".yaml");
+  const fs::path file = cr.corpus / file_safe(cr.target + "-" + to_string(f.clause) + "-" +
+                                              (f.mode ? to_string(*f.mode) : "") + mistake + ".yaml");
   try {
     fs::create_directories(cr.corpus);
     write_case_file(file.string(),
-                    {"", cr.contract->file, cr.target, f.clause, f.mode, f.message, o.check.seed, f.cases_tried, {}},
-                    f.minimal, *cr.contract);
+                    {"", cr.contract->file, cr.target, f.clause, f.mode, f.message, o.check.seed,
+                     static_cast<int>(f.cases_tried), {}},
+                    *f.minimal, *cr.contract);
     out << "[opcontract] " << cr.target << ": new " << f.clause << " finding saved to " << file.string() << "\n";
   } catch (const std::exception& e) {
     // The finding stays in the results; only its corpus copy is missing.
@@ -159,7 +161,7 @@ void print_progress(const ContractResult& r, double rate, bool tty) {
   int hit = 0;
   for (const auto& b : r.branches) hit += b.second > 0;
   std::fprintf(stderr, "%s[opcontract] %s: %d cases, %.0f cases/s, branches %d/%zu, %zu finding(s)%s", tty ? "\r" : "",
-               r.target.c_str(), r.cases, rate, hit, r.branches.size(), r.findings.size(), tty ? "" : "\n");
+               r.target.c_str(), static_cast<int>(r.cases), rate, hit, r.branches.size(), r.findings.size(), tty ? "" : "\n");
 }
 
 // The campaign's exit code once every contract ran or it stopped.
@@ -167,8 +169,8 @@ int campaign_exit(const std::vector<RunEntry>& run, std::ostream& out) {
   bool stopped = false, errors = false, findings = false;
   for (const auto& e : run) {
     stopped |= e.result.stopped;
-    errors |= e.result.verdict == "error";
-    findings |= e.result.verdict == "fail";
+    errors |= e.result.verdict == Verdict::Error;
+    findings |= e.result.verdict == Verdict::Fail;
   }
   if (stopped) {
     out << "stopped early: what was found is kept; the same command resumes\n";
@@ -219,6 +221,7 @@ int run_fuzz_campaign(const std::vector<std::shared_ptr<const Contract>>& contra
         std::vector<RunEntry> with_partial = run;
         with_partial.push_back(e);
         with_partial.back().result = so_far;
+        settle_entry(with_partial.back());
         write_file_atomically(results, json_report(with_partial, read_platform()));
       } catch (const std::exception& err) {
         // The campaign goes on; its end writes everything again.
@@ -227,7 +230,8 @@ int run_fuzz_campaign(const std::vector<std::shared_ptr<const Contract>>& contra
     };
     e.result = check_contract(*c, cr.target, options);
     if (tty) std::fprintf(stderr, "\r\033[K");
-    if (e.result.verdict != "error") save_state(cr.state, o, cr.target, e.result.next_case);
+    if (e.result.verdict != Verdict::Error) save_state(cr.state, o, cr.target, e.result.next_case);
+    settle_entry(e);
     run.push_back(std::move(e));
     print_text_report(out, {run.back()});
     write_file_atomically(results, json_report(run, read_platform()));  // after each contract: nothing is lost

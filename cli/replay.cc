@@ -36,7 +36,7 @@ int run_replay(const ReplayOptions& o, std::ostream& out) {
 
   out << "replaying " << o.case_file << ": " << record.target << " under " << contract.file << "\n"
       << "   case: " << describe(c, contract) << "\n"
-      << "   recorded: " << record.clause << (record.mode.empty() ? "" : " (" + record.mode + ")")
+      << "   recorded: " << record.clause << mode_note(record.mode)
       << " with seed " << record.seed << ": " << record.message << "\n";
   for (const auto& [m, why] : plan.not_run) out << "   " << to_string(m) << " not run: " << why << "\n";
   for (const auto& [m, how] : plan.ran_as)

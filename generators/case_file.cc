@@ -135,8 +135,8 @@ void write_case_file(const std::string& path, const CaseFileRecord& r, const Cas
   w.begin_object();
   w.key("contract").value(r.contract);
   w.key("target").value(r.target);
-  w.key("clause").value(r.clause);
-  w.key("mode").value(r.mode);
+  w.key("clause").value(to_string_view(r.clause));
+  w.key("mode").value(r.mode ? to_string(*r.mode) : "");
   w.key("seed").value(r.seed);
   w.key("found_at").value(r.found_at);
   w.key("message").value(r.message);
@@ -164,8 +164,13 @@ CaseFileRecord read_case_text(const std::string& text, const std::string& path) 
   auto text_of = [&](const std::string& key) { return as<std::string>(path, need(path, root, key), key); };
   r.contract = text_of("contract");
   r.target = text_of("target");
-  r.clause = text_of("clause");
-  r.mode = text_of("mode");
+  const std::optional<Clause> clause = clause_named(text_of("clause"));
+  if (!clause) throw ContractError(yaml_loc(path, root["clause"]), "clause: not a clause (" + clause_list() + ")");
+  r.clause = *clause;
+  if (const std::string mode = text_of("mode"); !mode.empty()) {
+    r.mode = mode_named(mode);
+    if (!r.mode) throw ContractError(yaml_loc(path, root["mode"]), "mode: '" + mode + "' is no mode");
+  }
   r.message = text_of("message");
   r.seed = as<uint64_t>(path, need(path, root, "seed"), "seed");
   r.found_at = as<int>(path, need(path, root, "found_at"), "found_at");

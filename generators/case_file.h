@@ -23,7 +23,9 @@ struct CaseFileRecord {
   std::string file;      // where it was read from
   std::string contract;  // the contract file, relative to the working directory
   std::string target;    // the op that failed on it
-  std::string clause, mode, message;
+  Clause clause = Clause::Crash;
+  std::optional<Mode> mode;
+  std::string message;
   uint64_t seed = 0;
   int found_at = 0;  // the generated case (1-based) it was first seen in; 0: replayed
   YAML::Node case_node;

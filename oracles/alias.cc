@@ -72,15 +72,15 @@ std::vector<Finding> check_alias(const OracleInput& in) {
           allowed < 0 ? " but the schema gives the return no alias annotation."
                       : " but the schema lets it alias only '" + in.contract.args[allowed].name + "'.";
       if (rm.impl && rm.impl == a.after.impl) {
-        out.push_back({"alias", ret + " is argument '" + name + "' itself (the same tensor)" +
+        out.push_back({Clause::Alias, ret + " is argument '" + name + "' itself (the same tensor)" +
                                     unannotated + kConsequence});
       } else if (rm.storage == a.after.storage) {
-        out.push_back({"alias", ret + " shares storage with argument '" + name +
+        out.push_back({Clause::Alias, ret + " shares storage with argument '" + name +
                                     "' (same StorageImpl; the return has sizes " + shape_text(rm.sizes) +
                                     ", storage offset " + std::to_string(rm.storage_offset) + ")" +
                                     unannotated + kConsequence});
       } else if (overlap(byte_span(rets[r].value), storage_span(a.view))) {
-        out.push_back({"alias", ret + " overlaps the memory of argument '" + name +
+        out.push_back({Clause::Alias, ret + " overlaps the memory of argument '" + name +
                                     "' through a different StorageImpl (e.g. from_blob over its "
                                     "bytes)" + unannotated + kConsequence});
       }
@@ -91,7 +91,7 @@ std::vector<Finding> check_alias(const OracleInput& in) {
       if (allowed >= 0 && allowed == other) continue;  // both views of one annotated input
       const bool same = rets[q].meta.storage == rm.storage;
       if (same || overlap(byte_span(rets[q].value), byte_span(rets[r].value)))
-        out.push_back({"alias", "returns " + std::to_string(q) + " and " + std::to_string(r) +
+        out.push_back({Clause::Alias, "returns " + std::to_string(q) + " and " + std::to_string(r) +
                                     (same ? " share one StorageImpl" : " overlap in memory") +
                                     "; the schema says nothing of it." + kConsequence});
     }

@@ -34,20 +34,20 @@ std::vector<Finding> check_compiled(const CompiledInput& in) {
   const CompiledObservation& compiled = in.compiled;
   if (eager.threw) return {};  // the crash clause reports it
   if (compiled.obs.threw)
-    return {{"compiled", "called the way torch.compile calls it (mutable arguments cloned), the op "
+    return {{Clause::Compiled, "called the way torch.compile calls it (mutable arguments cloned), the op "
                          "threw where eager did not: " + compiled.obs.error}};
   std::vector<Finding> out;
   if (!compiled.guard_error.empty())
-    out.push_back({"compiled", "torch.compile's custom-op aliasing guard fires: " + compiled.guard_error});
+    out.push_back({Clause::Compiled, "torch.compile's custom-op aliasing guard fires: " + compiled.guard_error});
   for (const auto& change : compiled.clone_changes)
-    out.push_back({"compiled", "argument '" + in.contract.args[change.arg].name +
+    out.push_back({Clause::Compiled, "argument '" + in.contract.args[change.arg].name +
                                    "' is mutable, and the op changed the metadata of the "
                                    "functional clone torch.compile hands it (" +
                                    metadata_change(change.before, change.after) +
                                    "): the result cannot be copied back into the caller's "
                                    "tensor, which keeps its old shape and contents."});
   for (int r : compiled.changed_by_dead_inputs)
-    out.push_back({"compiled", "return " + std::to_string(r) +
+    out.push_back({Clause::Compiled, "return " + std::to_string(r) +
                                    " changed when the op's non-mutable inputs were overwritten after "
                                    "the call: it reads their memory. Inductor may reuse a dead "
                                    "input's buffer, so the compiled program reads garbage."});
@@ -56,7 +56,7 @@ std::vector<Finding> check_compiled(const CompiledInput& in) {
     if (!e.is_tensor || !e.value.defined()) continue;
     const std::vector<uint8_t> want = dense_bytes(e.value);
     if (compiled.obs.returns[r].meta.sizes != e.meta.sizes || compiled.return_bytes[r] != want)
-      out.push_back({"compiled", "return " + std::to_string(r) +
+      out.push_back({Clause::Compiled, "return " + std::to_string(r) +
                                      " differs from eager when the op runs on functionalized "
                                      "clones (first at " +
                                      first_difference(want, compiled.return_bytes[r], e.value) +
@@ -71,7 +71,7 @@ std::vector<Finding> check_compiled(const CompiledInput& in) {
       continue;  // reported above
     const std::vector<uint8_t> want = dense_bytes(e.view), got = dense_bytes(compiled.obs.tensors[i].view);
     if (want != got)
-      out.push_back({"compiled", "argument '" + in.contract.args[e.arg].name +
+      out.push_back({Clause::Compiled, "argument '" + in.contract.args[e.arg].name +
                                      "' after copy-back differs from eager (first at " +
                                      first_difference(want, got, e.view) +
                                      "): written through a clone, the op computes something else."});
@@ -85,11 +85,11 @@ std::vector<Finding> check_torch_compile(const TorchCompileInput& in) {
   if (eager.threw) return {};  // the crash clause reports it
   const std::string how = "through torch.compile(backend=\"" + in.backend + "\", fullgraph=True, dynamic=True)";
   if (compiled.threw)
-    return {{"compiled", "called " + how + " as vLLM's compiled model calls it, the op fails where eager "
+    return {{Clause::Compiled, "called " + how + " as vLLM's compiled model calls it, the op fails where eager "
                          "runs: " + compiled.error}};
   std::vector<Finding> out;
   if (compiled.returns.size() != eager.returns.size())
-    return {{"compiled", how + ", the op returns " + std::to_string(compiled.returns.size()) +
+    return {{Clause::Compiled, how + ", the op returns " + std::to_string(compiled.returns.size()) +
                              " values, eager " + std::to_string(eager.returns.size())}};
   for (size_t r = 0; r < eager.returns.size(); ++r) {
     const ReturnObservation& e = eager.returns[r];
@@ -98,7 +98,7 @@ std::vector<Finding> check_torch_compile(const TorchCompileInput& in) {
     const std::vector<uint8_t> want = dense_bytes(e.value);
     const std::vector<uint8_t> got = c.is_tensor ? dense_bytes(c.value) : std::vector<uint8_t>{};
     if (!c.is_tensor || c.meta.sizes != e.meta.sizes || c.meta.dtype != e.meta.dtype || got != want)
-      out.push_back({"compiled", "return " + std::to_string(r) + " " + how + " differs from eager (" +
+      out.push_back({Clause::Compiled, "return " + std::to_string(r) + " " + how + " differs from eager (" +
                                      (c.meta.sizes != e.meta.sizes ? "sizes " + shape_text(c.meta.sizes) +
                                                                          " vs " + shape_text(e.meta.sizes)
                                                                    : "first at " + first_difference(want, got, e.value)) +
@@ -109,7 +109,7 @@ std::vector<Finding> check_torch_compile(const TorchCompileInput& in) {
     if (!in.registered.mutable_arg[e.arg]) continue;
     const std::vector<uint8_t> want = dense_bytes(e.view), got = dense_bytes(compiled.tensors[i].view);
     if (want != got)
-      out.push_back({"compiled", "argument '" + in.contract.args[e.arg].name + "' " + how +
+      out.push_back({Clause::Compiled, "argument '" + in.contract.args[e.arg].name + "' " + how +
                                      " differs from eager after the call (first at " +
                                      first_difference(want, got, e.view) + ")."});
   }

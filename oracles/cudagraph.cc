@@ -35,22 +35,22 @@ std::string where(const GraphReplay& r, int64_t real_rows) {
 
 std::vector<Finding> check_cudagraph(const CudagraphObservation& obs) {
   if (!obs.eager_error.empty())
-    return {{"crash", "the op threw when run eagerly on the GPU: " + obs.eager_error}};
+    return {{Clause::Crash, "the op threw when run eagerly on the GPU: " + obs.eager_error}};
   std::vector<Finding> out;
   for (size_t k = 0; k < obs.replays.size(); ++k) {
     const GraphReplay& r = obs.replays[k];
     const std::string replay = "replay " + std::to_string(k + 1) + " of " + where(r, obs.real_rows);
     if (!r.error.empty()) {
-      out.push_back({"cudagraph", r.error + " (under vLLM's CUDA graphs the engine would not start)"});
+      out.push_back({Clause::Cudagraph, r.error + " (under vLLM's CUDA graphs the engine would not start)"});
       return out;
     }
     for (const std::string& name : r.inputs_written)
-      out.push_back({"cudagraph", replay + " wrote its input '" + name +
+      out.push_back({Clause::Cudagraph, replay + " wrote its input '" + name +
                                       "', which the schema says the op only reads: the next "
                                       "replay starts from corrupted static inputs"});
     for (const GraphOutput& o : r.outputs) {
       if (o.eager.sizes() != o.replayed.sizes()) {
-        out.push_back({"cudagraph", replay + ": " + o.what + " has sizes " +
+        out.push_back({Clause::Cudagraph, replay + ": " + o.what + " has sizes " +
                                         shape_text(o.replayed.sizes().vec()) + " but eager on the real rows gives " +
                                         shape_text(o.eager.sizes().vec()) +
                                         "; if it is batch-sized, give its shape under returns: so "
@@ -58,7 +58,7 @@ std::vector<Finding> check_cudagraph(const CudagraphObservation& obs) {
         continue;
       }
       if (dense_bytes(o.eager) == dense_bytes(o.replayed)) continue;
-      out.push_back({"cudagraph", replay + ": " + o.what +
+      out.push_back({Clause::Cudagraph, replay + ": " + o.what +
                                       " differs from eager on the real rows, first at " +
                                       first_difference(o.eager, o.replayed) +
                                       ". A graph replays the kernels and addresses of its capture: "

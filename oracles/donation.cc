@@ -46,7 +46,7 @@ std::optional<Finding> check_donating_schema(const Contract& contract, const Ann
   for (int a : contract.donates->args)
     if (!donating.mutable_arg[a]) unmarked.push_back(a);
   if (unmarked.empty()) return std::nullopt;
-  return Finding{"donation", "the donating overload '" + contract.donates->overload +
+  return Finding{Clause::Donation, "the donating overload '" + contract.donates->overload +
                                  "' does not mark donated " + names(contract, unmarked) +
                                  " mutable (Tensor(a!)): functionalization would let the caller "
                                  "read them after the op has overwritten them"};
@@ -61,7 +61,7 @@ std::vector<Finding> check_functional_overload(const OracleInput& in) {
     const std::vector<uint8_t> mask = footprint(a.view, a.storage);
     for (int64_t e : changed) {
       if (!mask[e]) continue;  // outside the view: extent's
-      out.push_back({"donation", "the functional overload wrote its input '" +
+      out.push_back({Clause::Donation, "the functional overload wrote its input '" +
                                      in.contract.args[a.arg].name + "' (at " +
                                      view_index(a.view, a.storage, e) + ": " + change_text(a, e) +
                                      "), which only the donating overload '" +
@@ -81,16 +81,16 @@ std::vector<Finding> check_donating_overload(const DonationInput& in) {
   const std::string who = "the donating overload '" + in.contract.donates->overload + "'";
   if (f.threw) return {};  // the functional op's own findings speak for it
   if (d.threw)
-    return {{"donation", who + " threw on a case the functional op accepts: " + d.error}};
+    return {{Clause::Donation, who + " threw on a case the functional op accepts: " + d.error}};
   std::vector<Finding> out;
   if (f.returns.size() != d.returns.size())
-    out.push_back({"donation", who + " returns " + std::to_string(d.returns.size()) +
+    out.push_back({Clause::Donation, who + " returns " + std::to_string(d.returns.size()) +
                                    " values, the functional op " + std::to_string(f.returns.size())});
   for (size_t r = 0; r < f.returns.size() && r < d.returns.size(); ++r) {
     if (!f.returns[r].is_tensor || !f.returns[r].value.defined()) continue;
     const std::string diff = bitwise_difference(d.returns[r].value, f.returns[r].value);
     if (!diff.empty())
-      out.push_back({"donation", who + "'s return " + std::to_string(r) +
+      out.push_back({Clause::Donation, who + "'s return " + std::to_string(r) +
                                      " differs from the functional op's (" + diff +
                                      "): vLLM's reinplacing pass swaps one for the other, so a "
                                      "compiled graph computes something else than eager"});
@@ -101,7 +101,7 @@ std::vector<Finding> check_donating_overload(const DonationInput& in) {
     const std::vector<uint8_t> mask = footprint(a.view, a.storage);
     for (int64_t e : changed) {
       if (!mask[e]) continue;
-      out.push_back({"donation", who + " wrote '" + in.contract.args[a.arg].name + "' (at " +
+      out.push_back({Clause::Donation, who + " wrote '" + in.contract.args[a.arg].name + "' (at " +
                                      view_index(a.view, a.storage, e) + ": " + change_text(a, e) +
                                      "), which is not donated: the caller still owns it"});
       break;

@@ -45,7 +45,7 @@ std::vector<Finding> check_extent(const OracleInput& in) {
                             ? "in the guard band around the view's base"
                             : "in the base between the elements of the views handed in (a gap of their strides)";
     const int64_t view_start = a.view.storage_offset();
-    out.push_back({"extent", "the op wrote " + std::to_string(outside) +
+    out.push_back({Clause::Extent, "the op wrote " + std::to_string(outside) +
                                  " element(s) outside the view of '" +
                                  in.contract.args[a.arg].name + "' (first " + where + ", " +
                                  std::to_string(first - view_start) +

@@ -61,7 +61,7 @@ std::string contract_mismatch(const Contract& contract, const CaseFacts& facts, 
 
 std::optional<Finding> missing_fake(const std::string& error) {
   if (!missing_meta_kernel(error)) return std::nullopt;
-  return Finding{"fake", "the op has no Meta (fake) kernel, and the contract lists the fake mode: "
+  return Finding{Clause::Fake, "the op has no Meta (fake) kernel, and the contract lists the fake mode: "
                          "torch.compile cannot trace it. Register one (TORCH_LIBRARY_IMPL(ns, "
                          "Meta, m)) or skip the mode with a reason. (" +
                              error.substr(0, error.find('\n')) + ")"};
@@ -71,7 +71,7 @@ std::optional<Finding> missing_fake(const std::string& error) {
 std::vector<Finding> fake_threw(const FakeInput& in) {
   if (auto missing = missing_fake(in.fake.error)) return {*missing};
   if (in.eager.threw) return {};  // both refuse the case: nothing to compare
-  return {{"fake", "the fake (Meta kernel or Python fake) threw where eager did not: " + in.fake.error}};
+  return {{Clause::Fake, "the fake (Meta kernel or Python fake) threw where eager did not: " + in.fake.error}};
 }
 
 // Arguments whose metadata eager and the fake change differently.
@@ -82,7 +82,7 @@ void add_argument_changes(const FakeInput& in, std::vector<Finding>& out) {
       const std::string ec = metadata_change(e.before, e.after, false),
                         fc = metadata_change(f.before, f.after, false);
       if (ec != fc)
-        out.push_back({"fake", "argument '" + in.contract.args[e.arg].name + "': eager " +
+        out.push_back({Clause::Fake, "argument '" + in.contract.args[e.arg].name + "': eager " +
                                    (ec.empty() ? "leaves its metadata as it was" : "changes it (" + ec + ")") +
                                    ", the fake " +
                                    (fc.empty() ? "leaves it as it was" : "changes it (" + fc + ")") +
@@ -117,15 +117,15 @@ void add_return_findings(const FakeInput& in, size_t r, std::vector<Finding>& ou
   const ReturnObservation& f = in.fake.returns[r];
   const std::string ret = "return " + std::to_string(r);
   if (e.is_tensor != f.is_tensor || e.value.defined() != f.value.defined()) {
-    out.push_back({"fake", ret + ": the fake and eager disagree on whether it is a tensor"});
+    out.push_back({Clause::Fake, ret + ": the fake and eager disagree on whether it is a tensor"});
     return;
   }
   if (!e.is_tensor || !e.value.defined()) return;
   if (const std::string off = contract_mismatch(in.contract, in.facts, in.eager, r, e.meta); !off.empty())
-    out.push_back({"fake", ret + " breaks the contract's returns: (eager gives " + off +
+    out.push_back({Clause::Fake, ret + " breaks the contract's returns: (eager gives " + off +
                                "): a fake kernel written from the contract mispredicts it."});
   if (const std::string diff = return_diff(in, e, f); !diff.empty())
-    out.push_back({"fake", ret + ": the fake (Meta kernel or Python fake) does not predict eager (" + diff +
+    out.push_back({Clause::Fake, ret + ": the fake (Meta kernel or Python fake) does not predict eager (" + diff +
                                "). torch.compile plans memory and later ops from the Meta "
                                "result, so the compiled program computes with the wrong layout."});
 }
@@ -135,7 +135,7 @@ void add_return_findings(const FakeInput& in, size_t r, std::vector<Finding>& ou
 std::vector<Finding> check_fake_alone(const FakeAloneInput& in) {
   if (in.fake.threw) {
     if (auto missing = missing_fake(in.fake.error)) return {*missing};
-    return {{"fake", "the fake (Meta kernel or Python fake) threw on a case that meets the contract "
+    return {{Clause::Fake, "the fake (Meta kernel or Python fake) threw on a case that meets the contract "
                      "(the real op cannot run here to compare): " + in.fake.error}};
   }
   std::vector<Finding> out;
@@ -143,7 +143,7 @@ std::vector<Finding> check_fake_alone(const FakeAloneInput& in) {
     const ReturnObservation& f = in.fake.returns[r];
     if (!f.is_tensor || !f.value.defined()) continue;
     if (const std::string off = contract_mismatch(in.contract, in.facts, in.fake, r, f.meta); !off.empty())
-      out.push_back({"fake", "return " + std::to_string(r) + ": the fake breaks the contract's returns: (it gives " +
+      out.push_back({Clause::Fake, "return " + std::to_string(r) + ": the fake breaks the contract's returns: (it gives " +
                                  off + "): the compiled program plans with a wrong tensor."});
   }
   return out;
@@ -153,7 +153,7 @@ std::vector<Finding> check_fake(const FakeInput& in) {
   if (in.fake.threw) return fake_threw(in);
   if (in.eager.threw) return {};  // eager's own failure is reported by the crash clause
   if (in.fake.returns.size() != in.eager.returns.size())
-    return {{"fake", "the fake returned " + std::to_string(in.fake.returns.size()) + " values, eager " +
+    return {{Clause::Fake, "the fake returned " + std::to_string(in.fake.returns.size()) + " values, eager " +
                          std::to_string(in.eager.returns.size())}};
   std::vector<Finding> out;
   add_argument_changes(in, out);

@@ -48,12 +48,12 @@ std::vector<Finding> check_finite(const OracleInput& in) {
     const ReturnObservation& ret = in.obs.returns[r];
     if (!ret.is_tensor || !ret.value.defined()) continue;
     if (const std::string bad = first_non_finite(ret.value); !bad.empty())
-      return {{"finite", "return " + std::to_string(r) + " holds NaN or infinity: " + bad + why}};
+      return {{Clause::Finite, "return " + std::to_string(r) + " holds NaN or infinity: " + bad + why}};
   }
   for (const ArgObservation& a : in.obs.tensors) {
     if (!in.registered.mutable_arg[a.arg]) continue;
     if (const std::string bad = written_non_finite(a); !bad.empty())
-      return {{"finite", "argument '" + in.contract.args[a.arg].name + "' was written NaN or infinity: " + bad + why}};
+      return {{Clause::Finite, "argument '" + in.contract.args[a.arg].name + "' was written NaN or infinity: " + bad + why}};
   }
   return {};
 }

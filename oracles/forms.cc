@@ -13,19 +13,19 @@ std::vector<Finding> check_forms(const FormsInput& in) {
   if (a.threw) return {};  // the shaped call is judged on its own
   const std::string with = "with " + in.form + ", ";
   if (b.threw)
-    return {{"forms", with + "a form its contract lists (forms:), the op threw: " + b.error}};
+    return {{Clause::Forms, with + "a form its contract lists (forms:), the op threw: " + b.error}};
   const std::string why = ". A caller passing the other form gets other results, silently.";
   std::vector<Finding> out;
   for (size_t r = 0; r < a.returns.size() && r < b.returns.size(); ++r) {
     if (!a.returns[r].is_tensor || !b.returns[r].is_tensor) continue;
     if (const std::string d = bytes_differ(b.returns[r].value, a.returns[r].value); !d.empty())
-      out.push_back({"forms", with + "return " + std::to_string(r) + " differs from the call in its shape: " + d + why});
+      out.push_back({Clause::Forms, with + "return " + std::to_string(r) + " differs from the call in its shape: " + d + why});
   }
   for (size_t i = 0; i < a.tensors.size() && i < b.tensors.size(); ++i) {
     const int arg = a.tensors[i].arg;
     if (!in.registered.mutable_arg[arg]) continue;
     if (const std::string d = bytes_differ(b.tensors[i].view, a.tensors[i].view); !d.empty())
-      out.push_back({"forms", with + "argument '" + in.contract.args[arg].name +
+      out.push_back({Clause::Forms, with + "argument '" + in.contract.args[arg].name +
                                   "' differs from the call in its shape: " + d + why});
   }
   return out;

@@ -23,7 +23,7 @@ std::vector<Finding> check_inplace(const InplaceInput& in) {
   const std::string how = c.args[in.spec.into].name + "' given the tensor of '" + c.args[in.spec.from].name + "'";
   if (!in.spec.supported) {
     if (in.in_place.threw) return {};
-    return {{"precondition",
+    return {{Clause::Precondition,
              "the op accepted '" + how + " (the same tensor for both) without raising, an "
              "aliasing its contract calls unsupported (aliasing.inplace, supported: false): a "
              "caller who passes it gets whatever the overlapping reads and writes leave, with no "
@@ -31,12 +31,12 @@ std::vector<Finding> check_inplace(const InplaceInput& in) {
   }
   if (in.separate.threw) return {};
   if (in.in_place.threw)
-    return {{"alias", "called in place ('" + how + "), which its contract supports "
+    return {{Clause::Alias, "called in place ('" + how + "), which its contract supports "
                       "(aliasing.inplace), the op threw: " + in.in_place.error}};
   std::vector<Finding> out;
   auto compare = [&](const std::string& what, const at::Tensor& in_place, const at::Tensor& separate) {
     if (const std::string d = bytes_differ(in_place, separate); !d.empty())
-      out.push_back({"alias", "called in place ('" + how + "), which its contract supports "
+      out.push_back({Clause::Alias, "called in place ('" + how + "), which its contract supports "
                               "(aliasing.inplace), the op leaves other values in " + what +
                               " than on separate tensors: " + d + ". Callers that reuse the "
                               "input's buffer (vLLM's in-place calls) get wrong results silently."});

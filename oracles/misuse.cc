@@ -59,10 +59,10 @@ std::vector<Finding> check_misuse(const MisuseInput& in) {
   if (in.handed.threw) return {};  // refused: what a caller's mistake should get
   const std::string accepted = "the op accepted a caller's mistake without raising (" + in.what + ") and";
   if (const std::string breach = memory_breach(in); !breach.empty())
-    return {{"misuse", accepted + " " + breach}};
+    return {{Clause::Misuse, accepted + " " + breach}};
   if (in.valid_call && !in.valid_call->threw)
     if (const std::string differ = results_differ(in); !differ.empty())
-      return {{"misuse", accepted + " returned garbage silently: " + differ +
+      return {{Clause::Misuse, accepted + " returned garbage silently: " + differ +
                              ". Refuse it (TORCH_CHECK) or handle it (e.g. .contiguous() on entry)."}};
   return {};
 }

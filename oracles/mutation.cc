@@ -11,7 +11,7 @@ std::vector<Finding> check_mutation(const OracleInput& in) {
     const bool is_mutable = in.registered.mutable_arg[a.arg];
     const std::string meta = metadata_change(a.before, a.after);
     if (!meta.empty()) {
-      out.push_back({"mutation", "argument '" + spec.name + "' " +
+      out.push_back({Clause::Mutation, "argument '" + spec.name + "' " +
                                      (is_mutable ? "is mutable, but the op changed its metadata (" + meta +
                                                        "): Tensor! lets an op write the caller's "
                                                        "elements, not give the tensor a new shape, "
@@ -39,7 +39,7 @@ std::vector<Finding> check_mutation(const OracleInput& in) {
         if (first < 0) first = e;
       }
     if (inside == 0) continue;  // writes outside the view are extent's
-    out.push_back({"mutation", "argument '" + spec.name +
+    out.push_back({Clause::Mutation, "argument '" + spec.name +
                                    "' is not mutable in the schema (no Tensor! annotation), but "
                                    "the op changed " + std::to_string(inside) + " of its " +
                                    std::to_string(a.view.numel()) + " elements (first at " +

@@ -22,9 +22,9 @@
 namespace opc {
 
 struct Finding {
-  std::string clause;
+  Clause clause = Clause::Crash;
   std::string message;
-  std::string mode;  // set by check/case_judge: the mode whose run the finding came from
+  Mode mode = Mode::Eager;  // set by check/case_judge: the mode whose run the finding came from
 };
 
 struct OracleInput {
@@ -76,7 +76,8 @@ struct CompiledInput {
   const Observation& eager;
   const CompiledObservation& compiled;
 };
-// compiled, opcontract's C++ model of torch.compile: the aliasing guard fires (PyTorch's
+// compiled, opcontract's C++ model of torch.compile (Note [torch.compile and custom-op
+// aliasing], runners/python/opcontract_bridge.py): the aliasing guard fires (PyTorch's
 // message), a return reads dead inputs' memory, a mutable argument's clone changed its
 // metadata, or the functionalized call's results differ from eager's, bitwise.
 std::vector<Finding> check_compiled(const CompiledInput& in);

@@ -10,7 +10,7 @@ std::vector<Finding> check_padding(const PaddingInput& in) {
   const Observation& b = in.finite_padded;
   if (a.threw || b.threw) {
     if (a.threw != b.threw)
-      return {{"padding", "the op throws or not depending on the padding rows' garbage: " +
+      return {{Clause::Padding, "the op throws or not depending on the padding rows' garbage: " +
                               (a.threw ? a.error : b.error)}};
     return {};
   }
@@ -32,7 +32,7 @@ std::vector<Finding> check_padding(const PaddingInput& in) {
     const bool padded = p.dim < ra.dim() && ra.size(p.dim) == padded_size;
     const int64_t keep = padded ? real : (p.dim < ra.dim() ? ra.size(p.dim) : 0);
     if (dense_bytes(real_rows(ra, p.dim, keep)) != dense_bytes(real_rows(b.returns[r].value, p.dim, keep)))
-      out.push_back({"padding", "return " + std::to_string(r) + ": its values" +
+      out.push_back({Clause::Padding, "return " + std::to_string(r) + ": its values" +
                                     (padded ? " on " + rows : "") + why});
   }
   for (size_t i = 0; i < a.tensors.size() && i < b.tensors.size(); ++i) {
@@ -42,7 +42,7 @@ std::vector<Finding> check_padding(const PaddingInput& in) {
     const at::Tensor& va = a.tensors[i].view;
     const int64_t keep = padded ? real : (p.dim < va.dim() ? va.size(p.dim) : 0);
     if (dense_bytes(real_rows(va, p.dim, keep)) != dense_bytes(real_rows(b.tensors[i].view, p.dim, keep)))
-      out.push_back({"padding", "argument '" + in.contract.args[arg].name + "': its values" +
+      out.push_back({Clause::Padding, "argument '" + in.contract.args[arg].name + "': its values" +
                                     (padded ? " on " + rows : "") + why});
   }
   return out;

@@ -9,7 +9,7 @@ std::vector<Finding> check_precondition(const PreconditionInput& in) {
   std::string broken;
   for (int i : in.broken)
     broken += (broken.empty() ? "'" : ", '") + in.contract.requires_[i].expr.text() + "'";
-  return {{"precondition",
+  return {{Clause::Precondition,
            "the op accepted a case that breaks requires " + broken +
                " without raising. A kernel that relies on a precondition it does not check reads "
                "or writes the wrong elements silently; enforce it with TORCH_CHECK, or move it to "

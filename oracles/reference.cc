@@ -11,7 +11,7 @@ std::vector<Finding> check_reference(const ReferenceInput& in) {
   if (op.threw) return {};  // the crash clause speaks for it
   const std::string who = "the reference " + in.contract.reference;
   if (ref.threw)
-    return {{"reference", who + " threw on a case the op accepted: " + ref.error +
+    return {{Clause::Reference, who + " threw on a case the op accepted: " + ref.error +
                               " (fix the reference or tighten the contract)"}};
   std::vector<Finding> out;
   for (size_t r = 0; r < op.returns.size() && r < ref.returns.size(); ++r) {
@@ -19,7 +19,7 @@ std::vector<Finding> check_reference(const ReferenceInput& in) {
     const std::string diff = beyond_tolerance(op.returns[r].value, ref.returns[r].value,
                                               in.contract.tolerance_for(op.returns[r].value.scalar_type()));
     if (!diff.empty())
-      out.push_back({"reference", "return " + std::to_string(r) + " differs from " + who + ": " + diff});
+      out.push_back({Clause::Reference, "return " + std::to_string(r) + " differs from " + who + ": " + diff});
   }
   for (size_t i = 0; i < op.tensors.size() && i < ref.tensors.size(); ++i) {
     const int arg = op.tensors[i].arg;
@@ -27,7 +27,7 @@ std::vector<Finding> check_reference(const ReferenceInput& in) {
     const at::Tensor& v = op.tensors[i].view;
     const std::string diff = beyond_tolerance(v, ref.tensors[i].view, in.contract.tolerance_for(v.scalar_type()));
     if (!diff.empty())
-      out.push_back({"reference", "argument '" + in.contract.args[arg].name + "' differs from " +
+      out.push_back({Clause::Reference, "argument '" + in.contract.args[arg].name + "' differs from " +
                                       who + ": " + diff});
   }
   return out;

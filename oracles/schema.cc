@@ -80,7 +80,7 @@ std::optional<Finding> check_schema(const Contract& contract, const c10::Functio
   if (diff.empty()) diff = compare(want.rets, got.rets, "return");
   if (diff.empty() && contract.schema->is_vararg() != registered.is_vararg()) diff = "varargs differ";
   if (diff.empty()) return std::nullopt;
-  return Finding{"schema", "the registered schema differs from the contract's: " + diff +
+  return Finding{Clause::Schema, "the registered schema differs from the contract's: " + diff +
                                ".\n  contract:   " + want.text + "\n  registered: " + got.text +
                                "\n  PyTorch trusts the registered one: its alias and mutability "
                                "annotations decide what the compiler may assume."};

@@ -18,7 +18,7 @@ std::vector<Finding> check_write(const OracleInput& in) {
       int64_t first = -1;
       const int64_t left = elements_holding(region, a.storage, sentinel_bytes(a.storage.scalar_type()), first);
       if (left > 0)
-        out.push_back({"write", "output '" + name + "' still holds the sentinel in " +
+        out.push_back({Clause::Write, "output '" + name + "' still holds the sentinel in " +
                                     std::to_string(left) + " of the " +
                                     std::to_string(region.numel()) +
                                     " elements of its declared region" + where + " (first at " +
@@ -36,7 +36,7 @@ std::vector<Finding> check_write(const OracleInput& in) {
           if (first < 0) first = e;
         }
       if (stray > 0)
-        out.push_back({"write", "the op changed " + std::to_string(stray) + " element(s) of '" +
+        out.push_back({Clause::Write, "the op changed " + std::to_string(stray) + " element(s) of '" +
                                     name + "' outside its declared region" + where +
                                     " (first at " + view_index(a.view, a.storage, first) + ": " +
                                     change_text(a, first) +

@@ -50,7 +50,7 @@ std::string side_text(const std::string& text, int x, int width) {
 
 }  // namespace
 
-Badge op_badge(const ReportedResult& op) {
+Badge op_badge(const ContractResult& op) {
   const OpStatus status = op_status(op);
   return {checked_label(op), status.text, status.color};
 }

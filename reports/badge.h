@@ -18,7 +18,7 @@ struct Badge {
   std::string color;  // a shields.io color name: brightgreen, orange, red, lightgrey
 };
 
-Badge op_badge(const ReportedResult& op);
+Badge op_badge(const ContractResult& op);
 std::string badge_svg(const Badge& b);
 // {"schemaVersion": 1, "label": ..., "message": ..., "color": ...}
 std::string badge_endpoint_json(const Badge& b);

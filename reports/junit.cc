@@ -17,22 +17,21 @@ struct TestCase {
   std::string body;     // the element's text; for a pass, its <system-out> ("" for none)
 };
 
-std::string finding_text(const ReportedFinding& f) {
+std::string finding_text(const ContractFinding& f) {
   std::string t = f.message;
   if (!f.case_json.empty()) t += "\nminimal case: " + f.case_json;
   return t + "\nreplay: " + f.replay;
 }
 
-// The clause in one mode ("" and no outcome for a static clause).
-TestCase clause_case(const ReportedResult& r, const std::string& clause, const std::string& mode,
-                     const ModeOutcome* outcome) {
-  TestCase t{mode.empty() ? clause : clause + " (" + mode + ")"};
-  if (outcome && outcome->status == "not_run") {
+// The clause in one mode (none and no result for a static clause).
+TestCase clause_case(const ContractResult& r, Clause clause, const std::optional<Mode>& mode, const ModeResult* result) {
+  TestCase t{to_string(clause) + mode_note(mode)};
+  if (result && result->status == ModeStatus::NotRun) {
     t.outcome = TestCase::Skipped;
-    t.message = outcome->reason.empty() ? "no result file ran this mode" : outcome->reason;
+    t.message = result->reason.empty() ? "no result file ran this mode" : result->reason;
     return t;
   }
-  for (const ReportedFinding& f : r.findings) {
+  for (const ContractFinding& f : r.findings) {
     if (f.clause != clause || f.mode != mode) continue;
     if (!f.known.empty()) {
       t.body = "known finding (" + f.known + "): " + finding_text(f);
@@ -40,51 +39,47 @@ TestCase clause_case(const ReportedResult& r, const std::string& clause, const s
     }
     t.outcome = TestCase::Failure;
     t.message = f.message;
-    t.type = clause;
+    t.type = to_string(clause);
     t.body = finding_text(f);
   }
   return t;
 }
 
 // `base`, then the clauses of findings in `mode` that it lacks.
-std::vector<std::string> clauses_in(const ReportedResult& r, const std::string& mode,
-                                    std::vector<std::string> base) {
-  for (const ReportedFinding& f : r.findings)
-    if (f.mode == mode && std::find(base.begin(), base.end(), f.clause) == base.end())
-      base.push_back(f.clause);
+std::vector<Clause> clauses_in(const ContractResult& r, const std::optional<Mode>& mode, std::vector<Clause> base) {
+  for (const ContractFinding& f : r.findings)
+    if (f.mode == mode && std::find(base.begin(), base.end(), f.clause) == base.end()) base.push_back(f.clause);
   return base;
 }
 
-std::vector<TestCase> contract_cases(const ReportedResult& r) {
+std::vector<TestCase> contract_cases(const ContractResult& r) {
   const bool ran = std::any_of(r.modes.begin(), r.modes.end(),
-                               [](const auto& m) { return m.second.status != "not_run"; });
+                               [](const auto& m) { return m.second.status != ModeStatus::NotRun; });
   // The schema is compared once the target binds, which every mode that ran needs.
-  std::vector<std::string> statics;
-  if (ran) statics.push_back("schema");
-  if (!r.branches.empty()) statics.push_back("branches");
+  std::vector<Clause> statics;
+  if (ran) statics.push_back(Clause::Schema);
+  if (!r.branches.empty()) statics.push_back(Clause::Branches);
   std::vector<TestCase> out;
-  for (const std::string& c : clauses_in(r, "", statics)) out.push_back(clause_case(r, c, "", nullptr));
+  for (Clause c : clauses_in(r, std::nullopt, statics)) out.push_back(clause_case(r, c, std::nullopt, nullptr));
   for (Mode m : kAllModes) {
-    const ModeOutcome& outcome = r.modes.at(m);
-    for (const std::string& c : clauses_in(r, to_string(m), outcome.clauses))
-      out.push_back(clause_case(r, c, to_string(m), &outcome));
+    const ModeResult& result = r.modes.at(m);
+    for (Clause c : clauses_in(r, m, result.judged)) out.push_back(clause_case(r, c, m, &result));
   }
   return out;
 }
 
-TestCase regression_case(const ReportedResult& r) {
-  const RegressionVerdict v = regression_verdict(r);
-  TestCase t{"caught by exactly " + join(r.regression->expect)};
+TestCase regression_case(const ContractResult& r) {
+  const RegressionRow v = regression_row(r);
+  TestCase t{"caught by exactly " + clause_names(r.regression->expect)};
   if (v.kind == RegressionVerdict::NotRun) t.outcome = TestCase::Skipped;
   if (v.kind == RegressionVerdict::Missed) t.outcome = TestCase::Failure;
   t.message = v.text;
   t.type = "regression";
-  for (const ReportedFinding& f : r.findings)
-    t.body += f.clause + (f.mode.empty() ? "" : " (" + f.mode + ")") + ": " + finding_text(f) + "\n";
+  for (const ContractFinding& f : r.findings) t.body += to_string(f.clause) + mode_note(f.mode) + ": " + finding_text(f) + "\n";
   return t;
 }
 
-std::vector<TestCase> suite_cases(const ReportedResult& r) {
+std::vector<TestCase> suite_cases(const ContractResult& r) {
   std::vector<TestCase> out;
   for (const std::string& e : r.errors) out.push_back({"check", TestCase::Error, e});
   if (!r.regression) {
@@ -131,7 +126,7 @@ std::string attr(const char* name, size_t n) { return std::string(" ") + name + 
 std::string junit_xml(const Campaign& campaign) {
   std::string suites;
   Counts total;
-  for (const ReportedResult& r : campaign.results) {
+  for (const ContractResult& r : campaign.results) {
     const std::vector<TestCase> cases = suite_cases(r);
     const Counts n = count(cases);
     // Apart from a plain check of the same target (check --target T).

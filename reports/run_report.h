@@ -2,6 +2,7 @@
 // a table per op for people, JSON (docs/format.md, "Results") for machines.
 //
 //   std::vector<RunEntry> run = ...;          // one entry per contract (or regression)
+//   for (RunEntry& e : run) settle_entry(e);   // replay commands, regression verdicts
 //   print_text_report(std::cout, run);
 //   std::cout << platform_text(read_platform());   // what the run judged on
 //   write_file(path, json_report(run, read_platform()));
@@ -29,17 +30,13 @@ struct RunEntry {
   std::string case_replay_base;
 };
 
-// For a regression: caught by exactly its expected clauses, leaving out those that no
-// mode of the run could judge (the cudagraph clause without a GPU).
-bool caught_as_expected(const RunEntry& e);
-// For a regression whose expected clauses no mode of the run could judge, and which
-// nothing else caught: neither caught nor missed.
-bool regression_not_run(const RunEntry& e);
+// Completes the result with what the run knows beside the check: each finding's target,
+// seed and replay command, and for a regression target its expectation and how the run
+// met it (check/result.h, regression_verdict). Before printing or writing it.
+void settle_entry(RunEntry& e);
 // Whether this entry is what the run wanted: a contract that holds, or a regression
 // caught as expected.
 bool entry_ok(const RunEntry& e);
-// The command that reproduces a finding.
-std::string replay_command(const RunEntry& e, const ContractFinding& f);
 
 void print_text_report(std::ostream& out, const std::vector<RunEntry>& run);
 // "judged on: x86_64, <model>\n   CPU features: avx2 avx512f (no amx_tile)\n   2 cores ...":

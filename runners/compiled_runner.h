@@ -11,6 +11,9 @@
 //  5. Inductor may reuse a dead input's memory: overwrite every non-mutable input and
 //     record whether any return changed.
 //
+// What PyTorch itself does there, measured: Note [torch.compile and custom-op aliasing]
+// in runners/python/opcontract_bridge.py.
+//
 //   CompiledObservation obs = run_compiled(op, contract, c, facts);
 #pragma once
 

@@ -96,7 +96,7 @@ def opcontract(build: Path, cases: int, seed) -> tuple[list, float, float]:
 def found_by_opcontract(entry: dict) -> str:
     findings = entry.get("findings", [])
     known = sum(1 for f in findings if f.get("known"))
-    clauses = sorted({f"{f['clause']} ({f['mode']})" for f in findings})
+    clauses = sorted({f"{f['clause']} ({f['mode'] or 'once'})" for f in findings})
     return f"{len(findings)} ({known} known): {', '.join(clauses)}" if findings else "nothing"
 
 

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <iterator>
 
-#include "spec/clauses.h"
 
 namespace opc {
 namespace {
@@ -34,10 +33,6 @@ constexpr std::pair<c10::ScalarType, const char*> kDtypes[] = {
     {c10::ScalarType::Short, "int16"},          {c10::ScalarType::Char, "int8"},
     {c10::ScalarType::Byte, "uint8"},           {c10::ScalarType::Bool, "bool"},
 };
-
-constexpr std::pair<Mode, const char*> kModes[] = {
-    {Mode::Fake, "fake"}, {Mode::Eager, "eager"}, {Mode::Compiled, "compiled"},
-    {Mode::Cudagraph, "cudagraph"}};
 
 template <class Table>
 std::string names_of(const Table& table) {
@@ -120,17 +115,6 @@ std::string misuse_kind_names() {
   return s;
 }
 
-const char* to_string(Mode mode) {
-  for (const auto& [m, n] : kModes)
-    if (m == mode) return n;
-  return "?";
-}
-std::optional<Mode> parse_mode(const std::string& name) {
-  for (const auto& [m, n] : kModes)
-    if (name == n) return m;
-  return std::nullopt;
-}
-
 std::vector<int64_t> vllm_capture_sizes() {
   std::vector<int64_t> sizes{1, 2, 4};
   for (int64_t s = 8; s <= 248; s += 8) sizes.push_back(s);
@@ -179,16 +163,30 @@ const MutateSpec* Contract::mutate_spec(int arg_index) const {
   return nullptr;
 }
 
-const std::vector<std::string>& clause_ids() {
-  static const std::vector<std::string> ids = {
-      "schema",  "alias",     "mutation",     "write",     "extent",
-      "fake",    "compiled",  "donation",     "cudagraph", "padding",
-      "precondition", "reference", "determinism", "branches", "crash", "misuse", "finite", "forms"};
-  return ids;
+
+bool asks_for(const Contract& c, Clause clause) {
+  switch (clause_info(clause).stated_by) {
+    case StatedBy::Always: return true;
+    case StatedBy::Reference: return !c.reference.empty();
+    // A requires:, or an in-place use it calls unsupported (the op must refuse it).
+    case StatedBy::Requires:
+      return !c.requires_.empty() ||
+             std::any_of(c.inplace.begin(), c.inplace.end(), [](const InplaceSpec& i) { return !i.supported; });
+    case StatedBy::Padding: return c.padding.has_value();
+    case StatedBy::Donates: return c.donates.has_value();
+    case StatedBy::Finite: return c.finite;
+    case StatedBy::Forms:
+      return std::any_of(c.args.begin(), c.args.end(), [](const ArgSpec& a) { return !a.forms.empty(); });
+    case StatedBy::Deterministic: return c.deterministic;
+  }
+  return true;
 }
-bool is_clause_id(const std::string& id) {
-  const auto& ids = clause_ids();
-  return std::find(ids.begin(), ids.end(), id) != ids.end();
+
+bool judges(const Contract& c, Mode m, Clause clause) {
+  if (!clause_info(clause).modes.has(m) || !asks_for(c, clause)) return false;
+  // The fake mode judges aliasing itself only for an op that cannot run here (its contract
+  // skips eager); otherwise eager observes the real returns.
+  return !(clause == Clause::Alias && m == Mode::Fake && !c.skip.count(Mode::Eager));
 }
 
 }  // namespace opc

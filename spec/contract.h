@@ -16,6 +16,7 @@
 #include <variant>
 #include <vector>
 
+#include "spec/catalogue.h"
 #include "spec/expr.h"
 #include "spec/source_loc.h"
 
@@ -263,8 +264,8 @@ struct MistakeId {
 // reported, but it does not fail the check; one that stops occurring does.
 struct KnownFinding {
   SourceLoc loc;
-  std::string clause;
-  std::string mode;  // "" matches any mode
+  Clause clause = Clause::Crash;
+  std::optional<Mode> mode;  // none matches any mode
   MistakeId mistake;  // clause misuse: `arg:` and `kind:`, required there
   std::string reason;
   // `sometimes: true`: the defect shows only some of the time (heap corruption whose
@@ -279,17 +280,10 @@ struct KnownFinding {
 struct Regression {
   std::string target;
   SourceLoc loc;
-  std::vector<std::string> expect;  // clause ids that must catch it, exactly
+  std::vector<Clause> expect;  // the clauses that must catch it, exactly
   std::string upstream;
 };
 
-enum class Mode { Fake, Eager, Compiled, Cudagraph };
-// How a result says a mode did not run because the contract's `skip:` leaves it out
-// (its reason follows), as opposed to a machine that cannot run it.
-inline constexpr const char kSkippedByContract[] = "skipped by the contract";
-const char* to_string(Mode mode);
-std::optional<Mode> parse_mode(const std::string& name);
-inline constexpr Mode kAllModes[] = {Mode::Fake, Mode::Eager, Mode::Compiled, Mode::Cudagraph};
 
 struct Contract {
   std::string file;
@@ -362,5 +356,12 @@ struct Contract {
   const MutateSpec* mutate_spec(int arg_index) const;
   Tolerance tolerance_for(c10::ScalarType dtype) const;
 };
+
+// Whether the contract asks for the clause: always, or for a clause only some contracts
+// state (spec/catalogue.h, StatedBy), when it has the key that states it.
+bool asks_for(const Contract& c, Clause clause);
+// Whether mode m judges the clause for this contract: the catalogue lists m for it and the
+// contract asks for it. The one rule a check's plan records and its judge follows.
+bool judges(const Contract& c, Mode m, Clause clause);
 
 }  // namespace opc

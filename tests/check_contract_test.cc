@@ -60,16 +60,16 @@ class CheckDriver : public ::testing::Test {
 TEST_F(CheckDriver, FixedPortHoldsWithBothBranchesHit) {
   const Contract c = load("contracts/vllm/sequence_parallel_chunk_impl.yaml");
   const ContractResult r = check_contract(c, "opc_vllm::sequence_parallel_chunk_impl", cpp_paths());
-  EXPECT_EQ(r.verdict, "pass") << (r.findings.empty() ? r.error : r.findings[0].message);
+  EXPECT_EQ(r.verdict, Verdict::Pass) << (r.findings.empty() ? r.error() : r.findings[0].message);
   EXPECT_EQ(r.cases, 100);
   ASSERT_EQ(r.branches.size(), 2u);
   for (const auto& [name, hits] : r.branches) EXPECT_GT(hits, 10) << name;
-  EXPECT_EQ(r.modes.at(Mode::Eager).status, "pass");
+  EXPECT_EQ(r.modes.at(Mode::Eager).status, ModeStatus::Pass);
   // The fixed port has CUDA kernels: captured and replayed where a GPU is, else not run.
   if (cudagraph_unavailable().empty()) {
-    EXPECT_EQ(r.modes.at(Mode::Cudagraph).status, "pass");
+    EXPECT_EQ(r.modes.at(Mode::Cudagraph).status, ModeStatus::Pass);
   } else {
-    EXPECT_EQ(r.modes.at(Mode::Cudagraph).status, "not_run");
+    EXPECT_EQ(r.modes.at(Mode::Cudagraph).status, ModeStatus::NotRun);
     EXPECT_FALSE(r.modes.at(Mode::Cudagraph).reason.empty());
   }
 }
@@ -80,20 +80,20 @@ TEST_F(CheckDriver, AsShippedPortIsCaughtByAliasAndTheGuardOnADivisibleLength) {
     CheckOptions opt = cpp_paths();
     opt.seed = seed;
     const ContractResult r = check_contract(c, "opc_regress::sequence_parallel_chunk_impl_pr44130", opt);
-    ASSERT_EQ(found_clauses(r), (std::vector<std::string>{"alias", "compiled"})) << "seed " << seed;
+    ASSERT_EQ(found_clauses(r), (std::vector<Clause>{Clause::Alias, Clause::Compiled})) << "seed " << seed;
     const ContractFinding& f = r.findings[0];
     EXPECT_LE(f.cases_tried, 100);
-    ASSERT_TRUE(f.has_case);
-    EXPECT_EQ(value(f.minimal, c, "seq_len") % value(f.minimal, c, "tp_size"), 0);
-    EXPECT_EQ(value(f.minimal, c, "hidden"), 1);
+    ASSERT_TRUE(f.has_case());
+    EXPECT_EQ(value(*f.minimal, c, "seq_len") % value(*f.minimal, c, "tp_size"), 0);
+    EXPECT_EQ(value(*f.minimal, c, "hidden"), 1);
     EXPECT_NE(f.message.find("shares storage with argument 'x'"), std::string::npos) << f.message;
     const ContractFinding& guard = r.findings[1];
-    EXPECT_EQ(guard.mode, "compiled");
+    EXPECT_EQ(guard.mode, Mode::Compiled);
     EXPECT_NE(guard.message.find(aliasing_guard_message(
                   "opc_regress.sequence_parallel_chunk_impl_pr44130.default")),
               std::string::npos)
         << guard.message;
-    EXPECT_EQ(value(guard.minimal, c, "seq_len") % value(guard.minimal, c, "tp_size"), 0);
+    EXPECT_EQ(value(*guard.minimal, c, "seq_len") % value(*guard.minimal, c, "tp_size"), 0);
   }
 }
 
@@ -111,7 +111,7 @@ TEST_F(CheckDriver, TargetingCatchesABugBehindAThreeWayConjunction) {
     o.on_finding = [&](const ContractFinding&) { found = true; };
     const ContractResult r = check_contract(c, "opc_test::add_rows_vec4_overrun", o);
     ASSERT_EQ(r.findings.size(), 1u) << "seed " << seed;
-    EXPECT_EQ(r.findings[0].clause, "extent") << "seed " << seed;
+    EXPECT_EQ(r.findings[0].clause, Clause::Extent) << "seed " << seed;
     EXPECT_LE(r.findings[0].cases_tried, 1000) << "seed " << seed;
   }
 }
@@ -126,7 +126,7 @@ TEST_F(CheckDriver, SameSeedSameFindings) {
   for (size_t i = 0; i < a.findings.size(); ++i) {
     EXPECT_EQ(a.findings[i].message, b.findings[i].message);
     EXPECT_EQ(a.findings[i].cases_tried, b.findings[i].cases_tried);
-    EXPECT_EQ(describe(a.findings[i].minimal, c), describe(b.findings[i].minimal, c));
+    EXPECT_EQ(describe(*a.findings[i].minimal, c), describe(*b.findings[i].minimal, c));
   }
 }
 
@@ -142,28 +142,41 @@ modes: [eager]
 skip: {fake: "eager only", compiled: "eager only", cudagraph: "eager only"}
 )Y", "overdeclared.yaml");
   const ContractResult ignored = check_contract(c, "opc_test::ignores_out", cpp_paths());
-  EXPECT_EQ(ignored.verdict, "pass");
+  EXPECT_EQ(ignored.verdict, Verdict::Pass);
   ASSERT_EQ(ignored.warnings.size(), 1u);
   EXPECT_NE(ignored.warnings[0].find("'out' is declared mutable but was never written"),
             std::string::npos);
   const ContractResult written = check_contract(c, "opc_test::copy_into", cpp_paths());
-  EXPECT_EQ(written.verdict, "pass");
+  EXPECT_EQ(written.verdict, Verdict::Pass);
   EXPECT_TRUE(written.warnings.empty());
+}
+
+// The branches clause's planted contract: a branch no case can reach is a finding of the
+// run, with the branch and its expression named; the reachable one is counted.
+TEST_F(CheckDriver, ABranchNoCaseReachesIsAFinding) {
+  const Contract c = load("tests/planted_contracts/branches.yaml");
+  const ContractResult r = check_contract(c, "opc_test::doubled", as_regression());
+  EXPECT_EQ(found_clauses(r), std::vector<Clause>{Clause::Branches});
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_EQ(r.findings[0].mode, std::nullopt);
+  EXPECT_NE(r.findings[0].message.find("branch 'beyond_the_range' (rows > 16) was never hit"), std::string::npos)
+      << r.findings[0].message;
+  EXPECT_GT(r.branches[0].second, 0) << "rows == 0 is reached";
 }
 
 TEST_F(CheckDriver, PaddingIsCheckedInEagerAndCompiledModes) {
   const Contract c = load("tests/contracts/padding.yaml");
   const ContractResult r = check_contract(c, "opc_test::scale_by_amax", cpp_paths());
-  std::set<std::string> modes;
+  std::set<Mode> modes;
   for (const auto& f : r.findings)
-    if (f.clause == "padding") modes.insert(f.mode);
-  EXPECT_EQ(modes, (std::set<std::string>{"compiled", "eager"}));
+    if (f.clause == Clause::Padding) modes.insert(*f.mode);
+  EXPECT_EQ(modes, (std::set<Mode>{Mode::Eager, Mode::Compiled}));
 }
 
 struct Planted {
   const char* contract;
   const char* target;
-  std::vector<std::string> clauses;
+  std::vector<Clause> clauses;
   const char* message;  // a phrase the first finding's message must contain
 };
 
@@ -176,13 +189,15 @@ TEST_P(PlantedViolation, IsCaughtByExactlyItsClause) {
   const Planted& p = GetParam();
   const Contract c = load(p.contract);
   const ContractResult r = check_contract(c, p.target, as_regression());
-  ASSERT_NE(r.verdict, "error") << r.error;
-  EXPECT_EQ(found_clauses(r), p.clauses);
+  ASSERT_NE(r.verdict, Verdict::Error) << r.error();
+  std::vector<Clause> want = p.clauses;
+  std::sort(want.begin(), want.end());  // found_clauses lists them in catalogue order
+  EXPECT_EQ(found_clauses(r), want);
   bool phrase = false;
   for (const auto& f : r.findings) phrase |= f.message.find(p.message) != std::string::npos;
   EXPECT_TRUE(phrase) << "no finding says \"" << p.message << "\"";
   for (const auto& f : r.findings)
-    if (f.has_case) {
+    if (f.has_case()) {
       EXPECT_LE(f.cases_tried, 100) << f.clause;
     }
 }
@@ -190,64 +205,64 @@ TEST_P(PlantedViolation, IsCaughtByExactlyItsClause) {
 INSTANTIATE_TEST_SUITE_P(
     Oracles, PlantedViolation,
     ::testing::Values(
-        Planted{"tests/contracts/alias.yaml", "opc_test::returns_input", {"alias"}, "itself"},
-        Planted{"tests/contracts/alias.yaml", "opc_test::returns_view", {"alias"}, "same StorageImpl"},
-        Planted{"tests/contracts/alias.yaml", "opc_test::returns_from_blob", {"alias"},
+        Planted{"tests/contracts/alias.yaml", "opc_test::returns_input", {Clause::Alias}, "itself"},
+        Planted{"tests/contracts/alias.yaml", "opc_test::returns_view", {Clause::Alias}, "same StorageImpl"},
+        Planted{"tests/contracts/alias.yaml", "opc_test::returns_from_blob", {Clause::Alias},
                 "through a different StorageImpl"},
         Planted{"tests/contracts/alias_between_returns.yaml", "opc_test::two_of_one_buffer",
-                {"alias"}, "returns 0 and 1 share one StorageImpl"},
-        Planted{"tests/contracts/mutation.yaml", "opc_test::doubles_in_place", {"mutation"},
+                {Clause::Alias}, "returns 0 and 1 share one StorageImpl"},
+        Planted{"tests/contracts/mutation.yaml", "opc_test::doubles_in_place", {Clause::Mutation},
                 "is not mutable in the schema"},
-        Planted{"tests/contracts/mutation.yaml", "opc_test::resizes_input", {"mutation"}, "sizes"},
-        Planted{"tests/contracts/write.yaml", "opc_test::copy_into_half", {"write"}, "sentinel"},
-        Planted{"tests/contracts/write.yaml", "opc_test::copy_into_temporary", {"write"},
+        Planted{"tests/contracts/mutation.yaml", "opc_test::resizes_input", {Clause::Mutation}, "sizes"},
+        Planted{"tests/contracts/write.yaml", "opc_test::copy_into_half", {Clause::Write}, "sentinel"},
+        Planted{"tests/contracts/write.yaml", "opc_test::copy_into_temporary", {Clause::Write},
                 "phantom tensor"},
         Planted{"tests/contracts/write.yaml", "opc_test::copy_into_unannotated",
-                {"mutation", "schema"}, "contract 'Tensor(a!) out', registered 'Tensor out'"},
+                {Clause::Mutation, Clause::Schema}, "contract 'Tensor(a!) out', registered 'Tensor out'"},
         Planted{"tests/contracts/write_region.yaml", "opc_test::copy_prefix_zeroes_padding",
-                {"write"}, "outside its declared region [:num_tokens]"},
-        Planted{"tests/contracts/extent.yaml", "opc_test::copy_into_one_past_end", {"extent"},
+                {Clause::Write}, "outside its declared region [:num_tokens]"},
+        Planted{"tests/contracts/extent.yaml", "opc_test::copy_into_one_past_end", {Clause::Extent},
                 "outside the view of 'out'"},
-        Planted{"tests/contracts/fake.yaml", "opc_test::clone_like_meta_contiguous", {"fake"},
+        Planted{"tests/contracts/fake.yaml", "opc_test::clone_like_meta_contiguous", {Clause::Fake},
                 "strides: eager [1, 2], meta [2, 1]"},
-        Planted{"tests/contracts/fake.yaml", "opc_test::clone_like_meta_aliasing", {"fake"},
+        Planted{"tests/contracts/fake.yaml", "opc_test::clone_like_meta_aliasing", {Clause::Fake},
                 "aliases: eager nothing, meta 'x'"},
-        Planted{"tests/contracts/fake.yaml", "opc_test::fresh_copy", {"fake"}, "no Meta (fake) kernel"},
-        Planted{"tests/contracts/fake.yaml", "opc_test::clone_but_last_row", {"fake"},
+        Planted{"tests/contracts/fake.yaml", "opc_test::fresh_copy", {Clause::Fake}, "no Meta (fake) kernel"},
+        Planted{"tests/contracts/fake.yaml", "opc_test::clone_but_last_row", {Clause::Fake},
                 "breaks the contract's returns:"},
-        Planted{"tests/contracts/compiled_returns.yaml", "opc_test::returns_view", {"alias", "compiled"},
+        Planted{"tests/contracts/compiled_returns.yaml", "opc_test::returns_view", {Clause::Alias, Clause::Compiled},
                 "(with implementation in ?\?\?): The output of this custom operator (1) must not"},
-        Planted{"tests/contracts/compiled_returns.yaml", "opc_test::returns_from_blob", {"alias", "compiled"},
+        Planted{"tests/contracts/compiled_returns.yaml", "opc_test::returns_from_blob", {Clause::Alias, Clause::Compiled},
                 "changed when the op's non-mutable inputs were overwritten"},
         Planted{"tests/contracts/compiled_mutating.yaml", "opc_test::depends_on_out_offset",
-                {"compiled"}, "after copy-back differs from eager"},
-        Planted{"tests/contracts/determinism.yaml", "opc_test::counts_calls", {"determinism"},
+                {Clause::Compiled}, "after copy-back differs from eager"},
+        Planted{"tests/contracts/determinism.yaml", "opc_test::counts_calls", {Clause::Determinism},
                 "differs between two runs of the same case"},
-        Planted{"tests/contracts/padding.yaml", "opc_test::scale_by_amax", {"padding"},
+        Planted{"tests/contracts/padding.yaml", "opc_test::scale_by_amax", {Clause::Padding},
                 "depend on the padding rows' contents"},
-        Planted{"tests/contracts/crash.yaml", "opc_test::throws_when_empty", {"crash"},
+        Planted{"tests/contracts/crash.yaml", "opc_test::throws_when_empty", {Clause::Crash},
                 "empty input not supported"},
-        Planted{"tests/contracts/crash.yaml", "opc_test::throws_an_int_when_empty", {"crash"},
+        Planted{"tests/contracts/crash.yaml", "opc_test::throws_an_int_when_empty", {Clause::Crash},
                 "an exception that is not a std::exception"},
-        Planted{"tests/contracts/donation.yaml", "opc_test::add_scaled_writes_input", {"donation"},
+        Planted{"tests/contracts/donation.yaml", "opc_test::add_scaled_writes_input", {Clause::Donation},
                 "the functional overload wrote its input 'x'"},
         Planted{"tests/contracts/donation.yaml", "opc_test::add_scaled_inplace_differs",
-                {"donation"}, "'s return 0 differs from the functional op's"},
+                {Clause::Donation}, "'s return 0 differs from the functional op's"},
         Planted{"tests/contracts/donation.yaml", "opc_test::add_scaled_inplace_writes_y",
-                {"donation"}, "wrote 'y'"},
+                {Clause::Donation}, "wrote 'y'"},
         Planted{"tests/contracts/donation.yaml", "opc_test::add_scaled_inplace_unmarked",
-                {"donation"}, "does not mark donated 'x' mutable"},
-        Planted{"tests/contracts/crash_isolation.yaml", "opc_test::segfaults_when_tall", {"crash"},
+                {Clause::Donation}, "does not mark donated 'x' mutable"},
+        Planted{"tests/contracts/crash_isolation.yaml", "opc_test::segfaults_when_tall", {Clause::Crash},
                 "in the eager mode, the op killed the process with signal 11 (SIGSEGV"},
-        Planted{"tests/contracts/crash_isolation.yaml", "opc_test::aborts_when_wide", {"crash"},
+        Planted{"tests/contracts/crash_isolation.yaml", "opc_test::aborts_when_wide", {Clause::Crash},
                 "signal 6 (SIGABRT"},
-        Planted{"tests/contracts/crash_isolation.yaml", "opc_test::traps_when_tall", {"crash"},
+        Planted{"tests/contracts/crash_isolation.yaml", "opc_test::traps_when_tall", {Clause::Crash},
                 "signal 4 (SIGILL"},
-        Planted{"tests/contracts/crash_isolation.yaml", "opc_test::exits_when_wide", {"crash"},
+        Planted{"tests/contracts/crash_isolation.yaml", "opc_test::exits_when_wide", {Clause::Crash},
                 "the op ended the process with exit status 3"},
-        Planted{"tests/contracts/crash_isolation.yaml", "opc_test::loops_when_tallest", {"crash"},
+        Planted{"tests/contracts/crash_isolation.yaml", "opc_test::loops_when_tallest", {Clause::Crash},
                 "did not finish within the time limit of 0.3 s per case"},
-        Planted{"tests/contracts/forms.yaml", "opc_test::center_heads_last_dim", {"forms"},
+        Planted{"tests/contracts/forms.yaml", "opc_test::center_heads_last_dim", {Clause::Forms},
                 "(forms[0]) instead of"}),
     [](const ::testing::TestParamInfo<Planted>& info) {
       std::string c = info.param.contract;
@@ -261,7 +276,7 @@ class CleanTwin : public CheckDriver, public ::testing::WithParamInterface<const
 TEST_P(CleanTwin, HoldsItsContract) {
   const Contract c = load(GetParam());
   const ContractResult r = check_contract(c, c.op, cpp_paths());
-  EXPECT_EQ(r.verdict, "pass") << (r.findings.empty() ? r.error : r.findings[0].message);
+  EXPECT_EQ(r.verdict, Verdict::Pass) << (r.findings.empty() ? r.error() : r.findings[0].message);
   EXPECT_EQ(r.cases, 100);
 }
 
@@ -313,9 +328,9 @@ known_findings:
 TEST_F(CheckDriver, AKnownFindingIsReportedAndDoesNotFail) {
   const ContractResult r = check_contract(known_write_contract("opc_test::copy_into_half"),
                                           "opc_test::copy_into_half", cpp_paths());
-  EXPECT_EQ(r.verdict, "pass");
+  EXPECT_EQ(r.verdict, Verdict::Pass);
   ASSERT_EQ(r.findings.size(), 1u);
-  EXPECT_EQ(r.findings[0].clause, "write");
+  EXPECT_EQ(r.findings[0].clause, Clause::Write);
   EXPECT_EQ(r.findings[0].known, "writes only the first half, like upstream");
 }
 
@@ -323,7 +338,7 @@ TEST_F(CheckDriver, AKnownFindingThatNoLongerOccursFails) {
   // copy_into writes all of out: the listed finding is gone, and the contract must say so.
   const ContractResult r = check_contract(known_write_contract("opc_test::copy_into"),
                                           "opc_test::copy_into", cpp_paths());
-  EXPECT_EQ(r.verdict, "fail");
+  EXPECT_EQ(r.verdict, Verdict::Fail);
   ASSERT_EQ(r.findings.size(), 1u);
   EXPECT_TRUE(r.findings[0].known.empty());
   EXPECT_NE(r.findings[0].message.find("listed under known_findings (known.yaml:12:5"),
@@ -345,7 +360,7 @@ TEST_F(CheckDriver, AKnownFindingScopedToThisMachineIsKnown) {
   const ContractResult r = check_contract(
       scoped_write_contract("opc_test::copy_into_half", std::string("!") + kNoCpuHasIt), "opc_test::copy_into_half",
       cpp_paths());
-  EXPECT_EQ(r.verdict, "pass");
+  EXPECT_EQ(r.verdict, Verdict::Pass);
   ASSERT_EQ(r.findings.size(), 1u);
   EXPECT_EQ(r.findings[0].known, "writes only the first half, like upstream");
   EXPECT_TRUE(r.not_applicable.empty());
@@ -355,19 +370,19 @@ TEST_F(CheckDriver, AKnownFindingScopedToOtherMachinesIsNotApplicableWhereItDoes
   // copy_into writes all of out: on a machine the entry leaves out, its absence is no fix.
   const ContractResult r = check_contract(scoped_write_contract("opc_test::copy_into", kNoCpuHasIt),
                                           "opc_test::copy_into", cpp_paths());
-  EXPECT_EQ(r.verdict, "pass");
+  EXPECT_EQ(r.verdict, Verdict::Pass);
   EXPECT_TRUE(r.findings.empty());
   ASSERT_EQ(r.not_applicable.size(), 1u);
-  EXPECT_EQ(r.not_applicable[0].clause, "write");
+  EXPECT_EQ(r.not_applicable[0].clause, Clause::Write);
   EXPECT_EQ(r.not_applicable[0].why, std::string("needs the CPU feature ") + kNoCpuHasIt + ", which this CPU lacks");
 }
 
 TEST_F(CheckDriver, AKnownFindingOfAModeThatDidNotRunIsNotApplicable) {
   // A CUDA contract's eager entry on a machine without a GPU: neither found nor missed.
   Contract c = known_write_contract("opc_test::copy_into");
-  c.known_findings[0].mode = "compiled";
+  c.known_findings[0].mode = Mode::Compiled;
   const ContractResult r = check_contract(c, "opc_test::copy_into", cpp_paths());
-  EXPECT_EQ(r.verdict, "pass");
+  EXPECT_EQ(r.verdict, Verdict::Pass);
   EXPECT_TRUE(r.findings.empty());
   ASSERT_EQ(r.not_applicable.size(), 1u);
   EXPECT_EQ(r.not_applicable[0].why, "the compiled mode did not run here (skipped by the contract: eager only)");
@@ -377,7 +392,7 @@ TEST_F(CheckDriver, AFindingScopedToOtherMachinesIsNewWhereItOccurs) {
   // The defect shows here although the entry says it needs another CPU: a new finding.
   const ContractResult r = check_contract(scoped_write_contract("opc_test::copy_into_half", kNoCpuHasIt),
                                           "opc_test::copy_into_half", cpp_paths());
-  EXPECT_EQ(r.verdict, "fail");
+  EXPECT_EQ(r.verdict, Verdict::Fail);
   ASSERT_EQ(r.findings.size(), 1u);
   EXPECT_TRUE(r.findings[0].known.empty());
   EXPECT_NE(r.findings[0].message.find("(known_findings lists write for other machines only: needs the CPU feature"),
@@ -389,11 +404,11 @@ TEST_F(CheckDriver, AKnownFindingMayBeAbsentOnlyWhereItsSometimesScopeApplies) {
   // copy_into has no write finding: absent is fine where `sometimes` names this machine...
   Contract here = known_write_contract("opc_test::copy_into");
   here.known_findings[0].sometimes_where.cpu = {std::string("!") + kNoCpuHasIt};
-  EXPECT_EQ(check_contract(here, "opc_test::copy_into", cpp_paths()).verdict, "pass");
+  EXPECT_EQ(check_contract(here, "opc_test::copy_into", cpp_paths()).verdict, Verdict::Pass);
   // ... and a missed fix anywhere else.
   Contract elsewhere = known_write_contract("opc_test::copy_into");
   elsewhere.known_findings[0].sometimes_where.cpu = {kNoCpuHasIt};
-  EXPECT_EQ(check_contract(elsewhere, "opc_test::copy_into", cpp_paths()).verdict, "fail");
+  EXPECT_EQ(check_contract(elsewhere, "opc_test::copy_into", cpp_paths()).verdict, Verdict::Fail);
 }
 
 TEST(KnownScope, WhyALibraryScopeMissesNamesWhatWasLoadedInstead) {
@@ -422,7 +437,7 @@ TEST_F(CheckDriver, IsolatedAndInProcessRunsAgree) {
     ASSERT_EQ(a.findings.size(), b.findings.size()) << target;
     for (size_t i = 0; i < a.findings.size(); ++i) {
       EXPECT_EQ(a.findings[i].message, b.findings[i].message);
-      EXPECT_EQ(describe(a.findings[i].minimal, c), describe(b.findings[i].minimal, c));
+      EXPECT_EQ(describe(*a.findings[i].minimal, c), describe(*b.findings[i].minimal, c));
       EXPECT_EQ(a.findings[i].cases_tried, b.findings[i].cases_tried);
     }
   }
@@ -442,9 +457,9 @@ modes: [eager]
 skip: {fake: "eager only", compiled: "eager only", cudagraph: "eager only"}
 )Y", "forms_mismatch.yaml");
   const ContractResult r = check_contract(c, c.op, cpp_paths());
-  EXPECT_EQ(r.verdict, "error");
-  EXPECT_NE(r.error.find("forms_mismatch.yaml:8:6: args.x.forms[0]: "), std::string::npos) << r.error;
-  EXPECT_NE(r.error.find("a form is the same elements in other sizes"), std::string::npos) << r.error;
+  EXPECT_EQ(r.verdict, Verdict::Error);
+  EXPECT_NE(r.error().find("forms_mismatch.yaml:8:6: args.x.forms[0]: "), std::string::npos) << r.error();
+  EXPECT_NE(r.error().find("a form is the same elements in other sizes"), std::string::npos) << r.error();
 }
 
 TEST_F(CheckDriver, AUserTimeoutBeatsTheContractsTimeLimit) {
@@ -474,7 +489,7 @@ TEST_F(CheckDriver, ACrashsMinimalCaseShowsWhatTheLibrariesCrashHandlersPrinted)
   const ContractResult r = check_contract(c, "opc_test::segfaults_when_tall", as_regression());
   ASSERT_EQ(r.findings.size(), 1u);
   const ContractFinding& f = r.findings[0];
-  EXPECT_EQ(f.clause, "crash");
+  EXPECT_EQ(f.clause, Clause::Crash);
   EXPECT_GT(f.shrink_steps, 0);
   EXPECT_NE(f.output.find(kLastWords), std::string::npos) << f.output;
   // The cases themselves (and shrinking's) run without the handler, which tvm_ffi makes cost
@@ -483,8 +498,8 @@ TEST_F(CheckDriver, ACrashsMinimalCaseShowsWhatTheLibrariesCrashHandlersPrinted)
   CheckOptions options = as_regression();
   const CaseOps ops = case_ops(bound, c, options);
   CaseWorker worker(ops, c, isolation_for(c, options));
-  const CaseOutcome plain = worker.run(f.minimal);
-  const CaseOutcome handled = worker.crash_handlers_twin()->run(f.minimal);
+  const CaseOutcome plain = worker.run(*f.minimal);
+  const CaseOutcome handled = worker.crash_handlers_twin()->run(*f.minimal);
   sigaction(SIGSEGV, &old, nullptr);
   EXPECT_TRUE(plain.worker_died && handled.worker_died);
   EXPECT_EQ(plain.output.find(kLastWords), std::string::npos) << plain.output;
@@ -498,7 +513,7 @@ TEST_F(CheckDriver, AKnownCrashIsNotRunAgainForTheCrashHandlersOutput) {
   const Contract c = load("tests/contracts/crash_isolation.yaml");
   CheckOptions options = as_regression();
   KnownFinding known;
-  known.clause = "crash";
+  known.clause = Clause::Crash;
   known.reason = "planted: a crash already triaged";
   options.known = {known};
   const ContractResult r = check_contract(c, "opc_test::segfaults_when_tall", options);
@@ -550,7 +565,7 @@ TEST_F(CheckDriver, AMistakeTheOpRefusedKeepsItsWorkerOneItMishandledDoesNot) {
 std::map<std::string, const ContractFinding*> mistakes_found(const ContractResult& r) {
   std::map<std::string, const ContractFinding*> out;
   for (const ContractFinding& f : r.findings) {
-    EXPECT_EQ(f.clause, "misuse") << f.message;
+    EXPECT_EQ(f.clause, Clause::Misuse) << f.message;
     EXPECT_TRUE(out.emplace(f.mistake.text(), &f).second) << "one finding per mistake: " << f.mistake.text();
   }
   return out;
@@ -565,8 +580,8 @@ TEST_F(CheckDriver, EachAcceptedMistakeIsAFindingOfItsOwn) {
   const auto found = mistakes_found(r);
   ASSERT_TRUE(found.count("w size") && found.count("w dtype")) << r.findings.size();
   for (const auto& [mistake, f] : found) {
-    EXPECT_TRUE(f->has_case) << mistake;
-    EXPECT_EQ(f->minimal.misuse.arg, f->mistake.arg == "x" ? 0 : 1) << mistake;
+    EXPECT_TRUE(f->has_case()) << mistake;
+    EXPECT_EQ(f->minimal->misuse.arg, f->mistake.arg == "x" ? 0 : 1) << mistake;
   }
   EXPECT_NE(found.at("w size")->message.find("tied to x's dim 1 (cols)"), std::string::npos)
       << found.at("w size")->message;
@@ -603,7 +618,7 @@ TEST_F(CheckDriver, KnownMistakesAreListedOneByOne) {
   CheckOptions o = cpp_paths();
   o.cases = 200;
   const ContractResult r = check_contract(c, "opc_test::scale_rows_trusting", o);
-  EXPECT_EQ(r.verdict, "fail");
+  EXPECT_EQ(r.verdict, Verdict::Fail);
   const auto found = mistakes_found(r);
   ASSERT_TRUE(found.count("w size") && found.count("w dtype"));
   EXPECT_FALSE(found.count("x layout"));

@@ -290,7 +290,7 @@ TEST(CliCheck, JsonReport) {
   std::stringstream text;
   text << in.rdbuf();
   const std::string json = text.str();
-  EXPECT_EQ(json.rfind("{\"version\":1", 0), 0u) << json;
+  EXPECT_EQ(json.rfind("{\"version\":2", 0), 0u) << json;
   EXPECT_CONTAINS(json, "\"verdict\":\"pass\"");
   EXPECT_CONTAINS(json, "\"op\":\"vllm::sequence_parallel_chunk_impl\"");
   EXPECT_CONTAINS(json, "\"cases\":50");

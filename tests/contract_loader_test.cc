@@ -96,8 +96,8 @@ known_findings:
   EXPECT_DOUBLE_EQ(c.tolerance_for(c10::ScalarType::Float).rtol, 1.3e-6);
   EXPECT_DOUBLE_EQ(c.tolerance_for(c10::ScalarType::Int).atol, 0);
   ASSERT_EQ(c.known_findings.size(), 2u);
-  EXPECT_EQ(c.known_findings[0].mode, "eager");
-  EXPECT_EQ(c.known_findings[1].mode, "");
+  EXPECT_EQ(c.known_findings[0].mode, Mode::Eager);
+  EXPECT_EQ(c.known_findings[1].mode, std::nullopt);
   EXPECT_EQ(c.known_findings[1].reason, "negative control");
 }
 
@@ -494,7 +494,7 @@ TEST(LoaderValid, ExpressionsBranchesMutatesRegressions) {
 
   ASSERT_EQ(c.regressions.size(), 2u);
   EXPECT_EQ(c.regressions[0].target, "opc_test::copy_prefix_zeroes_padding");
-  EXPECT_EQ(c.regressions[0].expect, (std::vector<std::string>{"write", "extent"}));
+  EXPECT_EQ(c.regressions[0].expect, (std::vector<Clause>{Clause::Write, Clause::Extent}));
   EXPECT_EQ(c.regressions[0].upstream, "PR 1");
   EXPECT_EQ(c.regressions[0].loc.line, 31);
   EXPECT_EQ(c.regressions[0].loc.column, 13);
@@ -548,7 +548,7 @@ TEST(LoaderValid, BundledSequenceParallelChunkContract) {
   EXPECT_EQ(c.returns[0].shape[0].text(), "ceil_div(seq_len, tp_size)");
   EXPECT_EQ(c.modes.size(), 4u);
   ASSERT_EQ(c.regressions.size(), 1u);
-  EXPECT_EQ(c.regressions[0].expect, (std::vector<std::string>{"alias", "compiled"}));
+  EXPECT_EQ(c.regressions[0].expect, (std::vector<Clause>{Clause::Alias, Clause::Compiled}));
 }
 
 TEST(LoaderValid, EveryShippedContractLoads) {

@@ -29,7 +29,7 @@ TEST(CudagraphOracle, CatchesAReplayThatDiffersOnTheRealRows) {
   bad[1][1] = std::numeric_limits<float>::quiet_NaN();
   const auto f = check_cudagraph(one_replay(t, bad));
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].clause, "cudagraph");
+  EXPECT_EQ(f[0].clause, Clause::Cudagraph);
   EXPECT_NE(f[0].message.find("return 0 differs from eager on the real rows, first at element 3 "
                               "(row-major): eager 3.000000, replay nan"), std::string::npos)
       << f[0].message;
@@ -50,7 +50,7 @@ TEST(CudagraphOracle, ReportsACaptureErrorWithItsText) {
   obs.replays.push_back(r);
   const auto f = check_cudagraph(obs);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].clause, "cudagraph");
+  EXPECT_EQ(f[0].clause, Clause::Cudagraph);
   EXPECT_NE(f[0].message.find("operation not permitted when stream is capturing"), std::string::npos);
 }
 
@@ -75,7 +75,7 @@ TEST(CudagraphOracle, AnOpThatCannotRunOnTheGpuIsACrash) {
   obs.eager_error = "Could not run 'opc_test::f' with arguments from the 'CUDA' backend";
   const auto f = check_cudagraph(obs);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].clause, "crash");
+  EXPECT_EQ(f[0].clause, Clause::Crash);
 }
 
 TEST(CudagraphOracle, UnavailabilitySaysWhy) {

@@ -116,11 +116,11 @@ TEST(EdgeValues, CasesSayTheirFormAndCaseFilesKeepIt) {
   std::get<TensorCase>(k.args[2]).form = ValueForm::Drawn;
   EXPECT_NE(describe(k, *contract()).find("contiguous tied_max"), std::string::npos) << describe(k, *contract());
   const std::string path = testing::TempDir() + "/opc_edge_case.yaml";
-  write_case_file(path, {"", "f.yaml", "t::f", "finite", "eager", "m", 1, 1, {}}, k, *contract());
+  write_case_file(path, {"", "f.yaml", "t::f", Clause::Finite, Mode::Eager, "m", 1, 1, {}}, k, *contract());
   const Case back = parse_case(read_case_file(path), *contract());
   EXPECT_EQ(std::get<TensorCase>(back.args[0]).form, ValueForm::TiedMax);
   std::get<TensorCase>(k.args[2]).form = ValueForm::NonFinite;  // y says values: finite
-  write_case_file(path, {"", "f.yaml", "t::f", "finite", "eager", "m", 1, 1, {}}, k, *contract());
+  write_case_file(path, {"", "f.yaml", "t::f", Clause::Finite, Mode::Eager, "m", 1, 1, {}}, k, *contract());
   EXPECT_THROW(parse_case(read_case_file(path), *contract()), ContractError);
   std::remove(path.c_str());
 }

@@ -46,16 +46,16 @@ TEST(CaseFile, RoundTripsThroughTheContract) {
   ASSERT_FALSE(r.findings.empty());
   const ContractFinding& f = r.findings[0];
   const std::string path = fresh_dir("case_file_roundtrip.yaml");
-  write_case_file(path, {"", kChunk, kBuggyChunk, f.clause, f.mode, f.message, r.seed, f.cases_tried, {}},
-                  f.minimal, c);
+  write_case_file(path, {"", kChunk, kBuggyChunk, f.clause, f.mode, f.message, r.seed, static_cast<int>(f.cases_tried), {}},
+                  *f.minimal, c);
   const CaseFileRecord back = read_case_file(path);
   EXPECT_EQ(back.contract, kChunk);
   EXPECT_EQ(back.target, kBuggyChunk);
   EXPECT_EQ(back.clause, f.clause);
   EXPECT_EQ(back.found_at, f.cases_tried);
   const Case again = parse_case(back, c);
-  EXPECT_EQ(describe(again, c), describe(f.minimal, c));
-  EXPECT_EQ(again.data_seed, f.minimal.data_seed);
+  EXPECT_EQ(describe(again, c), describe(*f.minimal, c));
+  EXPECT_EQ(again.data_seed, f.minimal->data_seed);
 }
 
 // An in-place finding's case names its aliasing, and replays with it.
@@ -66,16 +66,16 @@ TEST(CaseFile, AnInPlaceCaseKeepsItsAliasing) {
   const ContractResult r = check_contract(c, "opc_test::add_first_row_rowwise", cpp_paths);
   ASSERT_EQ(r.findings.size(), 1u);
   const ContractFinding& f = r.findings[0];
-  EXPECT_EQ(f.clause, "alias");
-  ASSERT_EQ(f.minimal.inplace, 0);
+  EXPECT_EQ(f.clause, Clause::Alias);
+  ASSERT_EQ(f.minimal->inplace, 0);
   const std::string path = fresh_dir("case_file_inplace.yaml");
   write_case_file(path, {"", "tests/contracts/inplace.yaml", "opc_test::add_first_row_rowwise", f.clause, f.mode,
-                         f.message, r.seed, f.cases_tried, {}},
-                  f.minimal, c);
+                         f.message, r.seed, static_cast<int>(f.cases_tried), {}},
+                  *f.minimal, c);
   EXPECT_NE(read(path).find(R"("inplace":["out","x"])"), std::string::npos) << read(path);
   const Case again = parse_case(read_case_file(path), c);
   EXPECT_EQ(again.inplace, 0);
-  EXPECT_EQ(describe(again, c), describe(f.minimal, c));
+  EXPECT_EQ(describe(again, c), describe(*f.minimal, c));
   EXPECT_NE(describe(again, c).find("| in place: 'out' is 'x'"), std::string::npos);
 }
 
@@ -107,7 +107,7 @@ TEST(CaseFile, ACaseThatDoesNotFitItsContractIsRefused) {
 std::set<std::string> finding_keys(const ContractResult& r, const Contract& c) {
   std::set<std::string> keys;
   for (const auto& f : r.findings)
-    keys.insert(f.clause + "/" + f.mode + " @" + std::to_string(f.cases_tried) + " " + describe(f.minimal, c));
+    keys.insert(to_string(f.clause) + "/" + (f.mode ? to_string(*f.mode) : "") + " @" + std::to_string(f.cases_tried) + " " + describe(*f.minimal, c));
   return keys;
 }
 

@@ -135,7 +135,7 @@ TEST(Misuse, CaseFilesCarryAScalarMistake) {
   Case c = first_case(contract);
   c.misuse = {MisuseKind::Scalar, 1, -1, 0};
   const std::string path = testing::TempDir() + "/opc_misuse_scalar.yaml";
-  write_case_file(path, {"", "widths.yaml", "t::widths", "misuse", "eager", "m", 7, 1, {}}, c, *contract);
+  write_case_file(path, {"", "widths.yaml", "t::widths", Clause::Misuse, Mode::Eager, "m", 7, 1, {}}, c, *contract);
   const Case back = parse_case(read_case_file(path), *contract);
   EXPECT_EQ(back.misuse, c.misuse);
   EXPECT_EQ(misuse_text(back, *contract), misuse_text(c, *contract));
@@ -148,7 +148,7 @@ TEST(Misuse, CaseFilesCarryTheMistake) {
   c.misuse = {MisuseKind::Size, 2, 1, static_cast<int64_t>(SizeChange::MinusOne)};
   if (std::get<TensorCase>(c.args[2]).sizes[1] == 0) c.misuse.value = static_cast<int64_t>(SizeChange::PlusOne);
   const std::string path = testing::TempDir() + "/opc_misuse_case.yaml";
-  write_case_file(path, {"", "gather.yaml", "t::gather", "misuse", "eager", "m", 7, 1, {}}, c, *contract);
+  write_case_file(path, {"", "gather.yaml", "t::gather", Clause::Misuse, Mode::Eager, "m", 7, 1, {}}, c, *contract);
   const Case back = parse_case(read_case_file(path), *contract);
   EXPECT_EQ(back.misuse, c.misuse);
   EXPECT_EQ(describe(back, *contract), describe(c, *contract));
@@ -160,7 +160,7 @@ TEST(Misuse, CaseFilesWithABadMistakeAreRefusedWithWhere) {
   Case c = first_case(contract);
   c.misuse = {MisuseKind::Layout, 0, -1, static_cast<int64_t>(Layout::Transposed)};
   const std::string path = testing::TempDir() + "/opc_misuse_bad.yaml";
-  write_case_file(path, {"", "gather.yaml", "t::gather", "misuse", "eager", "m", 7, 1, {}}, c, *contract);
+  write_case_file(path, {"", "gather.yaml", "t::gather", Clause::Misuse, Mode::Eager, "m", 7, 1, {}}, c, *contract);
   std::ifstream in(path);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   text.replace(text.find("\"transposed\""), 12, "\"sideways\"");

@@ -25,6 +25,8 @@ from typing import Any, Literal
 
 # The modes in the order opcontract's text table lists them.
 MODES: tuple[str, ...] = ("fake", "eager", "compiled", "cudagraph")
+# The results format this module reads (docs/format.md, "Results").
+VERSION = 2
 
 Entry = dict[str, Any]
 
@@ -40,19 +42,50 @@ class ResultsError(Exception):
 
 
 def parse_results(text: str, where: str) -> list[Entry]:
-    """The ``contracts`` entries of a ``check --json`` file's text; ResultsError if malformed."""
+    """The ``contracts`` entries of a ``check --json`` file's text; ResultsError if malformed.
+
+    Holds each entry to docs/format.md's "Results" (version 2): the fields it marks "always",
+    with their types, and each finding's identity (clause, mode) and replay command.
+    """
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as e:
         raise ResultsError(f"{where} does not parse as JSON: {e}") from None
-    if not isinstance(doc, dict) or doc.get("version") != 1 or not isinstance(doc.get("contracts"), list):
-        raise ResultsError(f"{where} is not opcontract's results format (version 1 with a 'contracts' list)")
+    if not isinstance(doc, dict) or not isinstance(doc.get("contracts"), list):
+        raise ResultsError(f"{where} is not opcontract's results format (an object with a 'contracts' list)")
+    if doc.get("version") != VERSION:
+        raise ResultsError(f"{where}: version {doc.get('version')!r}, but this opcontract reads version {VERSION}")
     for i, entry in enumerate(doc["contracts"]):
-        if not isinstance(entry, dict) or not isinstance(entry.get("verdict"), str):
-            raise ResultsError(f"{where}: contracts[{i}] has no verdict")
-        if not isinstance(entry.get("modes", {}), dict) or not isinstance(entry.get("findings", []), list):
-            raise ResultsError(f"{where}: contracts[{i}] has malformed 'modes' or 'findings'")
+        _check_entry(entry, f"{where}: contracts[{i}]")
     return doc["contracts"]
+
+
+def _need(obj: Any, key: str, kind: type | tuple[type, ...], at: str) -> Any:
+    if not isinstance(obj, dict) or not isinstance(obj.get(key), kind) or isinstance(obj.get(key), bool) != (kind is bool):
+        raise ResultsError(f"{at}: no '{key}' of the documented type")
+    return obj[key]
+
+
+def _check_entry(entry: Any, at: str) -> None:
+    for key in ("file", "op", "target"):
+        _need(entry, key, str, at)
+    if _need(entry, "verdict", str, at) not in ("pass", "fail", "error"):
+        raise ResultsError(f"{at}: verdict {entry['verdict']!r} is none of pass, fail, error")
+    if entry["verdict"] == "error":
+        _need(entry, "errors", list, at)
+    modes = _need(entry, "modes", dict, at)
+    for mode in MODES:
+        m = _need(modes, mode, dict, f"{at}.modes")
+        if _need(m, "status", str, f"{at}.modes.{mode}") not in ("pass", "fail", "not_run"):
+            raise ResultsError(f"{at}.modes.{mode}: status {m['status']!r} is none of pass, fail, not_run")
+        _need(m, "clauses", list, f"{at}.modes.{mode}")
+    for i, f in enumerate(_need(entry, "findings", list, at)):
+        here = f"{at}.findings[{i}]"
+        _need(f, "clause", str, here)
+        if not isinstance(f, dict) or "mode" not in f or not (f["mode"] is None or f["mode"] in MODES):
+            raise ResultsError(f"{here}: mode is neither null nor one of {', '.join(MODES)}")
+        for key in ("message", "replay"):
+            _need(f, key, str, here)
 
 
 def describe_finding(f: Entry) -> str:
@@ -83,8 +116,12 @@ def _checked(entry: Entry) -> str:
             f"{entry.get('cases', '?')} cases, seed {entry.get('seed', '?')}")
 
 
+def _errors(entry: Entry) -> str:
+    return "; ".join(entry.get("errors") or []) or "the check errored"
+
+
 def _error_outcome(entry: Entry) -> Outcome:
-    return Outcome("fail", f"opcontract error: {entry.get('error') or 'the check errored'}\n{_checked(entry)}")
+    return Outcome("fail", f"opcontract error: {_errors(entry)}\n{_checked(entry)}")
 
 
 def _findings_outcome(entry: Entry, findings: list[Entry]) -> Outcome | None:
@@ -145,7 +182,7 @@ def regressions_outcome(entries: list[Entry]) -> Outcome:
         reg = e.get("regression") or {}
         target = e.get("target", "?")
         if e.get("verdict") == "error":
-            failed.append(f"{target}: opcontract error: {e.get('error') or 'the check errored'}")
+            failed.append(f"{target}: opcontract error: {_errors(e)}")
         elif reg.get("not_run"):
             not_run.append(f"{target}: {reg['not_run']}")
         elif not reg.get("caught_as_expected"):

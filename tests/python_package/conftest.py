@@ -49,7 +49,8 @@ def mode(status: str, reason: str = "", cases: int = 100) -> dict[str, Any]:
 
 
 def finding(clause: str, mode_name: str, message: str, known: str = "", case: Any = None) -> dict[str, Any]:
-    f: dict[str, Any] = {"clause": clause, "mode": mode_name, "message": message, "seed": 20261202,
+    f: dict[str, Any] = {"clause": clause, "mode": mode_name or None, "message": message, "target": "t",
+                         "seed": 20261202,
                          "cases_tried": 3, "shrink_steps": 5,
                          "replay": "opcontract check c.yaml --target t --seed 20261202 --cases 3"}
     if case is not None:
@@ -65,6 +66,8 @@ def entry(file: str, op: str = "t::op", verdict: str = "pass", modes: dict[str, 
     all_pass["cudagraph"] = mode("not_run", "no CUDA device")
     e = {"file": file, "op": op, "target": op, "verdict": verdict, "seed": 20261202, "cases": 100,
          "modes": {**all_pass, **(modes or {})}, "branches": {}, "warnings": [], "findings": findings or []}
+    if "error" in extra:  # the check's error, as results list it
+        extra["errors"] = [extra.pop("error")]
     e.update(extra)
     return e
 
@@ -89,7 +92,7 @@ class FakeCli:
         if raw is not None:
             a["raw"] = raw
         elif entries is not None:
-            a["json"] = {"version": 1, "contracts": entries}
+            a["json"] = {"version": 2, "contracts": entries}
         self.answers[contract + (":regressions" if regressions else "")] = a
         self._save()
 

@@ -109,7 +109,7 @@ def test_a_contract_the_cli_cannot_load_fails_with_its_message(pytester, fake_cl
 
 def test_results_that_do_not_parse_fail_saying_so(pytester, fake_cli, run_plugin):
     write_contract(pytester.path, "garbled.yaml", op="t::garbled")
-    fake_cli.answer("garbled.yaml", raw='{"version": 1, "contracts": [', exit=0)
+    fake_cli.answer("garbled.yaml", raw='{"version": 2, "contracts": [', exit=0)
     result = run_plugin("--opcontract", "garbled.yaml")
     result.assert_outcomes(failed=5)
     result.stdout.fnmatch_lines(["*opcontract's results (exit 0) does not parse as JSON: *"])
@@ -117,10 +117,10 @@ def test_results_that_do_not_parse_fail_saying_so(pytester, fake_cli, run_plugin
 
 def test_results_of_another_format_fail_saying_so(pytester, fake_cli, run_plugin):
     write_contract(pytester.path, "other.yaml", op="t::other")
-    fake_cli.answer("other.yaml", raw='{"version": 2, "contracts": []}')
+    fake_cli.answer("other.yaml", raw='{"version": 1, "contracts": []}')
     result = run_plugin("--opcontract", "other.yaml")
     result.assert_outcomes(failed=5)
-    result.stdout.fnmatch_lines(["*is not opcontract's results format*"])
+    result.stdout.fnmatch_lines(["*version 1, but this opcontract reads version 2*"])
 
 
 def test_a_finding_of_no_mode_fails_the_contract_item_with_the_cli_text_attached(pytester, fake_cli, run_plugin):

@@ -1,9 +1,12 @@
 #include "generators/case_gen.h"
 
 #include <rapidcheck.h>
+#include <rapidcheck/GenerationFailure.h>
 
 #include <algorithm>
 #include <climits>
+#include <functional>
+#include <optional>
 
 #include "generators/dim_gen.h"
 #include "generators/edge_values.h"
@@ -177,7 +180,6 @@ Case pick_case(const Contract& c) {
     return rc::shrinkable::just(rc::Random(r).next());
   });
   pick_value_forms(k, c);
-  check_case_size(k, c);
   return k;
 }
 
@@ -196,7 +198,7 @@ bool constraints_hold(const CaseFacts& facts, const Contract& contract) {
   return true;
 }
 
-// Whether a case stays within the contract's `budget:` (what one drawn case may cost).
+// Whether a drawn case stays within the contract's `budget:` (what one drawn case may cost).
 bool within_budget(const Case& k, const Contract& contract) {
   if (contract.budget.empty()) return true;
   const CaseFacts facts(k, contract);
@@ -221,15 +223,7 @@ bool case_is_valid(const Case& c, const Contract& contract) {
   return constraints_hold(facts, contract) && broken_requires(facts, contract).empty();
 }
 
-rc::Gen<Case> violating_case_gen(std::shared_ptr<const Contract> contract) {
-  return rc::gen::suchThat(rc::gen::exec([contract] { return pick_case(*contract); }),
-                           [contract](const Case& k) {
-                             if (!sizes_are_valid(k)) return false;
-                             const CaseFacts facts(k, *contract);
-                             return constraints_hold(facts, *contract) &&
-                                    !broken_requires(facts, *contract).empty();
-                           });
-}
+
 
 std::string case_misfit(const Case& c, const Contract& contract) {
   if (c.values.size() != contract.values.size() || c.args.size() != contract.args.size())
@@ -305,11 +299,54 @@ Case with_value(const Case& c, const Contract& contract, int slot, int64_t value
   return k;
 }
 
+namespace {
+
+// Draws that meet `meets` and cost what one case may: RapidCheck's suchThat, the storage
+// cap and the contract's `budget:` added. A draw too large is drawn again (large values
+// come only beside small ones); only a contract that allows nothing smaller is an error of
+// the contract, told at the argument that overflows a case.
+rc::Gen<Case> drawn_where(std::shared_ptr<const Contract> contract, std::function<bool(const Case&)> meets) {
+  const rc::Gen<Case> drawn = rc::gen::exec([contract] { return pick_case(*contract); });
+  const auto fits = [contract, meets](const Case& k) {
+    if (!meets(k) || !within_budget(k, *contract)) return false;
+    try {
+      check_case_size(k, *contract);
+      return true;
+    } catch (const ContractError&) {
+      return false;
+    }
+  };
+  return rc::Gen<Case>([drawn, fits, meets, contract](const rc::Random& random, int size) {
+    rc::Random r = random;
+    std::optional<ContractError> too_large;
+    for (int tries = 0; tries < 100; ++tries, ++size) {
+      rc::Shrinkable<Case> s = drawn(r.split(), size);
+      if (auto kept = rc::shrinkable::filter(s, fits)) return *kept;
+      if (!too_large && meets(s.value())) {
+        try {
+          check_case_size(s.value(), *contract);
+        } catch (const ContractError& e) {
+          too_large = e;
+        }
+      }
+    }
+    if (too_large) throw *too_large;
+    throw rc::GenerationFailure("no draw met the contract's constraints, requires and budget in 100 tries");
+  });
+}
+
+}  // namespace
+
 rc::Gen<Case> case_gen(std::shared_ptr<const Contract> contract) {
-  return rc::gen::suchThat(rc::gen::exec([contract] { return pick_case(*contract); }),
-                           [contract](const Case& k) {
-                             return case_is_valid(k, *contract) && within_budget(k, *contract);
-                           });
+  return drawn_where(contract, [contract](const Case& k) { return case_is_valid(k, *contract); });
+}
+
+rc::Gen<Case> violating_case_gen(std::shared_ptr<const Contract> contract) {
+  return drawn_where(contract, [contract](const Case& k) {
+    if (!sizes_are_valid(k)) return false;
+    const CaseFacts facts(k, *contract);
+    return constraints_hold(facts, *contract) && !broken_requires(facts, *contract).empty();
+  });
 }
 
 }  // namespace opc

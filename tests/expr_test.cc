@@ -230,6 +230,10 @@ TEST(Expr, BooleanOperators) {
   EXPECT_EQ(bval("a > 0 and b > 0 or c > 0", {0, 0, 1}), 1);
   EXPECT_EQ(bval("a > 0 and b > 0 and c > 0", {1, 1, 0}), 0);
   EXPECT_EQ(bval("a > 0 or b > 0 or c > 0", {0, 0, 0}), 0);
+  // `not` binds tighter than `or`: "not X or Y" is "(not X) or Y".
+  for (const std::vector<int64_t> v : {std::vector<int64_t>{1, 2}, {1, 3}, {0, 3}, {0, 2}})
+    EXPECT_EQ(bval("not a == 1 or b == 2", v), bval("(not a == 1) or b == 2", v)) << v[0] << " " << v[1];
+  EXPECT_EQ(bval("not a == 1 or b == 2", {1, 3}), 0);
 }
 
 TEST(Expr, AndOrSkipTheUnneededSide) {

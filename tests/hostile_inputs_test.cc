@@ -393,6 +393,19 @@ TEST(HostileSize, TheCapIsInclusiveAndCountsEveryTensor) {
   EXPECT_NE(e.message().find("268435458 elements"), std::string::npos) << e.what();
 }
 
+// A range that reaches past the cap is not an error while smaller values exist: a draw too
+// large is drawn again, so a contract can range over every value its op takes.
+TEST(HostileSize, ARangePastTheCapDrawsAgainInsteadOfRefusing) {
+  const std::shared_ptr<const Contract> c =
+      std::make_shared<const Contract>(load_contract_text(with_dims("  n: {range: [1, 536870912]}\n", "n"), "t.yaml"));
+  const rc::Gen<Case> gen = case_gen(c);
+  rc::Random master(3);
+  int64_t largest = 0;
+  for (int i = 0; i < 300; ++i) largest = std::max(largest, gen(master.split(), 100).value().values[0]);
+  EXPECT_LE(largest, 268435456);
+  EXPECT_GT(largest, 1 << 20) << "large values still come";
+}
+
 TEST(HostileSize, ZeroSizesStillCountTheirOtherDims) {
   // Nothing to allocate, but strides of 10^20 would overflow.
   const ContractError e =

@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <memory>
 #include <stdexcept>
+#include <type_traits>
+#include <utility>
 
 #include "runners/python/bridge.h"
 #include "support/error_text.h"
@@ -70,6 +72,27 @@ std::runtime_error python_error(const std::string& doing, const py::error_alread
 py::module_& bridge() {
   if (!g_started) throw std::runtime_error(g_unavailable);
   return *g_bridge;
+}
+
+// Calls the bridge's Python function `function` with the GIL held and hands its result,
+// still under the GIL, to `convert`; a Python exception becomes python_error(doing, ...).
+// The one way this file calls into Python.
+template <class Convert, class... Args>
+auto call_with(const char* function, const std::string& doing, Convert&& convert, Args&&... args) {
+  py::gil_scoped_acquire gil;
+  try {
+    return convert(bridge().attr(function)(std::forward<Args>(args)...));
+  } catch (const py::error_already_set& e) {
+    throw python_error(doing, e);
+  }
+}
+
+// The same, its result cast to R (void: dropped).
+template <class R, class... Args>
+R call(const char* function, const std::string& doing, Args&&... args) {
+  return call_with(function, doing, [](const py::object& out) {
+    if constexpr (!std::is_void_v<R>) return out.cast<R>();
+  }, std::forward<Args>(args)...);
 }
 
 py::list to_python(const std::vector<c10::IValue>& args) {
@@ -160,14 +183,7 @@ void start() {
 void warm_up_compile() {
   static bool warm = false;
   if (warm) return;
-  quietly([] {
-    py::gil_scoped_acquire gil;
-    try {
-      bridge().attr("warm_up")();
-    } catch (const py::error_already_set& e) {
-      throw python_error("warming up torch.compile", e);
-    }
-  });
+  quietly([] { call<void>("warm_up", "warming up torch.compile"); });
   warm = true;
 }
 
@@ -190,13 +206,7 @@ std::string take_startup_output() {
 }
 
 bool cuda_initialized() {
-  if (!g_started) return false;
-  py::gil_scoped_acquire gil;
-  try {
-    return bridge().attr("cuda_initialized")().cast<bool>();
-  } catch (const py::error_already_set& e) {
-    throw python_error("asking torch whether CUDA is initialised", e);
-  }
+  return g_started && call<bool>("cuda_initialized", "asking torch whether CUDA is initialised");
 }
 
 void before_fork() {
@@ -222,77 +232,35 @@ void after_fork_child() {
 }
 
 void import_module(const std::string& name) {
-  quietly([&] {
-    py::gil_scoped_acquire gil;
-    try {
-      bridge().attr("import_module")(name);
-    } catch (const py::error_already_set& e) {
-      throw python_error("--import " + name, e);
-    }
-  });
+  quietly([&] { call<void>("import_module", "--import " + name, name); });
 }
 
 std::string fake_kind(const std::string& qualname) {
-  py::gil_scoped_acquire gil;
-  try {
-    return bridge().attr("op_fake_kind")(qualname).cast<std::string>();
-  } catch (const py::error_already_set& e) {
-    throw python_error("the fake of " + qualname, e);
-  }
+  return call<std::string>("op_fake_kind", "the fake of " + qualname, qualname);
 }
 
 std::string fake_source(const std::string& qualname) {
-  py::gil_scoped_acquire gil;
-  try {
-    return bridge().attr("op_fake_source")(qualname).cast<std::string>();
-  } catch (const py::error_already_set& e) {
-    throw python_error("the fake of " + qualname, e);
-  }
+  return call<std::string>("op_fake_source", "the fake of " + qualname, qualname);
 }
 
 bool defined_by_torch(const std::string& qualname) {
-  py::gil_scoped_acquire gil;
-  try {
-    return bridge().attr("defined_by_torch")(qualname).cast<bool>();
-  } catch (const py::error_already_set& e) {
-    throw python_error("where " + qualname + " was defined", e);
-  }
+  return call<bool>("defined_by_torch", "where " + qualname + " was defined", qualname);
 }
 
 std::string installed_version(const std::string& dist) {
-  py::gil_scoped_acquire gil;
-  try {
-    return bridge().attr("installed_version")(dist).cast<std::string>();
-  } catch (const py::error_already_set& e) {
-    throw python_error("the version of " + dist, e);
-  }
+  return call<std::string>("installed_version", "the version of " + dist, dist);
 }
 
 std::vector<std::string> loaded_libraries(const std::string& dist) {
-  py::gil_scoped_acquire gil;
-  try {
-    return bridge().attr("loaded_libraries")(dist).cast<std::vector<std::string>>();
-  } catch (const py::error_already_set& e) {
-    throw python_error("the libraries of " + dist, e);
-  }
+  return call<std::vector<std::string>>("loaded_libraries", "the libraries of " + dist, dist);
 }
 
 std::vector<std::string> python_registered_ops() {
-  py::gil_scoped_acquire gil;
-  try {
-    return bridge().attr("python_registered_ops")().cast<std::vector<std::string>>();
-  } catch (const py::error_already_set& e) {
-    throw python_error("listing Python-registered ops", e);
-  }
+  return call<std::vector<std::string>>("python_registered_ops", "listing Python-registered ops");
 }
 
 void set_context(const std::string& hook, const std::map<std::string, int64_t>& values) {
-  py::gil_scoped_acquire gil;
-  try {
-    bridge().attr("set_context")(hook, values);
-  } catch (const py::error_already_set& e) {
-    throw python_error("the contract's python_context hook " + hook, e);
-  }
+  call<void>("set_context", "the contract's python_context hook " + hook, hook, values);
 }
 
 void set_state_hook_clock(std::function<void(bool)> clock) { g_state_hook_clock = std::move(clock); }
@@ -330,24 +298,18 @@ void build_state(const std::string& hook, const StateCase& c, const c10::Functio
 }
 
 std::string define_python_reference(const std::string& function, const std::string& schema) {
-  py::gil_scoped_acquire gil;
-  try {
-    return bridge().attr("define_python_reference")(function, schema).cast<std::string>();
-  } catch (const py::error_already_set& e) {
-    throw python_error("registering the Python reference " + function, e);
-  }
+  return call<std::string>("define_python_reference", "registering the Python reference " + function, function, schema);
 }
 
 FakeResult fake_call(const OpBinding& op, const std::vector<c10::IValue>& args, bool symbolic,
                      const std::vector<std::string>& devices) {
-  py::gil_scoped_acquire gil;
-  FakeResult r;
-  try {
-    py::dict on;  // only the arguments moved off their own device
-    for (size_t i = 0; i < devices.size(); ++i)
-      if (!devices[i].empty()) on[py::int_(i)] = devices[i];
-    const py::dict d = bridge().attr("fake_call")(qualname_of(op), overload_of(op), to_python(args), symbolic,
-                                                  py::none(), on);
+  py::gil_scoped_acquire gil;  // for the arguments' Python objects
+  py::dict on;  // only the arguments moved off their own device
+  for (size_t i = 0; i < devices.size(); ++i)
+    if (!devices[i].empty()) on[py::int_(i)] = devices[i];
+  const auto read = [](const py::object& out) {
+    const py::dict d = out.cast<py::dict>();
+    FakeResult r;
     r.ok = d["ok"].cast<bool>();
     r.error = d["error"].cast<std::string>();
     r.fake_kind = d["fake_kind"].cast<std::string>();
@@ -357,20 +319,19 @@ FakeResult fake_call(const OpBinding& op, const std::vector<c10::IValue>& args, 
       r.args_after[ad["arg"].cast<int>()] = fake_tensor(ad);
     }
     r.symbolic_dims = static_cast<int>(py::len(d["symbolic_dims"]));
-  } catch (const py::error_already_set& e) {
-    throw python_error("the fake mode's call of " + op.name, e);
-  }
-  return r;
+    return r;
+  };
+  return call_with("fake_call", "the fake mode's call of " + op.name, read, qualname_of(op), overload_of(op),
+                   to_python(args), symbolic, py::none(), on);
 }
 
 CompiledResult compiled_call(const OpBinding& op, const std::vector<c10::IValue>& args,
                              const std::string& backend, const std::string& context, int budget,
                              const std::vector<std::string>& reaches) {
-  py::gil_scoped_acquire gil;
-  CompiledResult r;
-  try {
-    const py::dict d = bridge().attr("compiled_call")(qualname_of(op), overload_of(op), to_python(args),
-                                                      backend, true, context, budget, reaches);
+  py::gil_scoped_acquire gil;  // for the arguments' Python objects
+  const auto read = [&op](const py::object& out) {
+    const py::dict d = out.cast<py::dict>();
+    CompiledResult r;
     r.ok = d["ok"].cast<bool>();
     r.error = d["error"].cast<std::string>();
     r.compilations = d["compilations"].cast<int>();
@@ -383,19 +344,15 @@ CompiledResult compiled_call(const OpBinding& op, const std::vector<c10::IValue>
       r.returns.push_back(v.is_none() ? c10::IValue() : torch::jit::toIValue(v, type));
       ++i;
     }
-  } catch (const py::error_already_set& e) {
-    throw python_error("the compiled mode's call of " + op.name, e);
-  }
-  return r;
+    return r;
+  };
+  return call_with("compiled_call", "the compiled mode's call of " + op.name, read, qualname_of(op), overload_of(op),
+                   to_python(args), backend, true, context, budget, reaches);
 }
 
 std::vector<std::string> compiled_graphs(const OpBinding& op, const std::string& backend) {
-  py::gil_scoped_acquire gil;
-  try {
-    return bridge().attr("compiled_graphs")(qualname_of(op), overload_of(op), backend).cast<std::vector<std::string>>();
-  } catch (const py::error_already_set& e) {
-    throw python_error("the compiled graphs of " + op.name, e);
-  }
+  return call<std::vector<std::string>>("compiled_graphs", "the compiled graphs of " + op.name, qualname_of(op),
+                                        overload_of(op), backend);
 }
 
 std::string compile_cache_dir() {

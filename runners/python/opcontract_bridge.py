@@ -15,41 +15,9 @@ are plain dicts, lists, ints, strs and bools (plus the returned tensors of
 and ``compiled_call`` do not raise for a failing op, only for one that does not exist:
 PyTorch's message comes back in ``error``.
 
-What torch 2.13's torch.compile(fullgraph=True) does with a custom op (measured):
-
-(a) ``f(Tensor(a!) x) -> Tensor(a!)`` is refused while compiling, by the C++
-    functionalization fallback, which reads only the schema (so C++ and Python ops alike)::
-
-        RuntimeError: Found a custom (non-ATen) operator whose output has alias annotations:
-        ns::f(Tensor(a!) x) -> Tensor(a!). We only support functionalizing operators whose
-        outputs do not have alias annotations (e.g. 'Tensor(a)' is a Tensor with an alias
-        annotation whereas 'Tensor' is a Tensor without. [...]
-
-(b) ``f(Tensor x, int n) -> Tensor`` returning ``x[:n]`` compiles; with
-    ``torch._functorch.config.error_on_custom_op_aliasing`` set (as here) the call raises::
-
-        RuntimeError: ns::f (with implementation in ???): The output of this custom operator
-        (1) must not also be an input to this custom operator and (2) may not alias any
-        inputs to this custom operator or other returns. [...]
-
-    PyTorch runs that check only on the first call of each compiled graph; ``compiled_call``
-    runs it on every call, so a cached graph still catches an op that aliases only for some
-    inputs.
-
-(c) ``f(Tensor! out, Tensor x) -> ()`` compiles (``auto_functionalized_v2``). Under
-    aot_eager the op runs on a clone of ``out``'s whole storage (same offset and strides)
-    that is then copied back; inductor re-inplaces it, so the op gets the caller's ``out``
-    itself. Either way ``out`` ends up written as eager writes it; the compiled function
-    returns None.
-
-What makes torch 2.13 compile another graph for a case (measured, dynamic=True): another
-dtype of an argument, None for an optional tensor, a size of 0 or 1 (specialised), a stride
-of 1 where the graph had another (specialised like a size of 1, so a transposed view needs
-its own graph), and another value of a schema ``int`` or ``float``: those cannot take a
-symbol, and even with ``torch._dynamo.config.specialize_float = False`` dynamo guards the
-float on its value when it reaches the op. So compiled_call does not compile for every case
-that fits no graph: only for one that reaches something the contract lists that no graph
-was compiled for (a dtype, a layout, a branch), within a budget.
+How torch.compile treats an opaque custom op, and what makes it compile again, are the two
+notes below compiled_call: Note [torch.compile and custom-op aliasing] and
+Note [What makes torch.compile compile another graph].
 """
 
 import os
@@ -439,9 +407,53 @@ class _FakeRun:
 _fake_classes = FakeClasses()
 
 
+# Note [torch.compile and custom-op aliasing]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# What torch 2.13's torch.compile(fullgraph=True) does with a custom op (measured):
+#
+# (a) ``f(Tensor(a!) x) -> Tensor(a!)`` is refused while compiling, by the C++
+#     functionalization fallback, which reads only the schema (so C++ and Python ops alike)::
+#
+#         RuntimeError: Found a custom (non-ATen) operator whose output has alias annotations:
+#         ns::f(Tensor(a!) x) -> Tensor(a!). We only support functionalizing operators whose
+#         outputs do not have alias annotations (e.g. 'Tensor(a)' is a Tensor with an alias
+#         annotation whereas 'Tensor' is a Tensor without. [...]
+#
+# (b) ``f(Tensor x, int n) -> Tensor`` returning ``x[:n]`` compiles; with
+#     ``torch._functorch.config.error_on_custom_op_aliasing`` set (as here) the call raises::
+#
+#         RuntimeError: ns::f (with implementation in ???): The output of this custom operator
+#         (1) must not also be an input to this custom operator and (2) may not alias any
+#         inputs to this custom operator or other returns. [...]
+#
+#     PyTorch runs that check only on the first call of each compiled graph; ``compiled_call``
+#     runs it on every call, so a cached graph still catches an op that aliases only for some
+#     inputs.
+#
+# (c) ``f(Tensor! out, Tensor x) -> ()`` compiles (``auto_functionalized_v2``). Under
+#     aot_eager the op runs on a clone of ``out``'s whole storage (same offset and strides)
+#     that is then copied back; inductor re-inplaces it, so the op gets the caller's ``out``
+#     itself. Either way ``out`` ends up written as eager writes it; the compiled function
+#     returns None.
+
+# Note [What makes torch.compile compile another graph]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# What makes torch 2.13 compile another graph for a case (measured, dynamic=True): another
+# dtype of an argument, None for an optional tensor, a size of 0 or 1 (specialised), a stride
+# of 1 where the graph had another (specialised like a size of 1, so a transposed view needs
+# its own graph), and another value of a schema ``int`` or ``float``: those cannot take a
+# symbol, and even with ``torch._dynamo.config.specialize_float = False`` dynamo guards the
+# float on its value when it reaches the op. So compiled_call does not compile for every case
+# that fits no graph: only for one that reaches something the contract lists that no graph
+# was compiled for (a dtype, a layout, a branch), within a budget.
+
+
 def compiled_call(qualname: str, overload: str, args: list, backend: str, dynamic: bool,
                   context: str = "", budget: int = 0, reaches: list[str] | None = None) -> dict:
     """Calls the op through torch.compile(fullgraph=True), as vLLM's compiled model does.
+
+    See Note [torch.compile and custom-op aliasing] for what PyTorch does to the op, and
+    Note [What makes torch.compile compile another graph] for when a case compiles.
 
     The compiled function takes the arguments as they come (tensors, scalars, None) and
     returns what the op returns; mutable arguments are the caller's tensors and get written

@@ -1,5 +1,5 @@
 // Runs the opcontract command line as a child process, for the tests of its exit codes
-// and output (tests/cli_test.cc, tests/hostile_inputs_test.cc, ...), and any other shell
+// and output (cli/cli_test.cc, tests/hostile_inputs_test.cc, ...), and any other shell
 // command a test needs the output of (run_shell).
 //
 //   const Result r = run("check contracts/vllm/foo.yaml --cases 50");

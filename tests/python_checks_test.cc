@@ -2,7 +2,7 @@
 // opcontract's C++ model lets pass, and every report says which variant ran.
 #include <gtest/gtest.h>
 
-#include "cli_run.h"
+#include "tests/cli_run.h"
 #include "runners/python/bridge.h"
 
 namespace {

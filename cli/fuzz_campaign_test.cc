@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "check/check_contract.h"
-#include "cli_run.h"
+#include "tests/cli_run.h"
 #include "spec/contract_loader.h"
 #include "generators/case_file.h"
 

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "cli_run.h"
+#include "tests/cli_run.h"
 #include "reports/badge.h"
 #include "reports/campaign_pages.h"
 #include "reports/campaign_report.h"

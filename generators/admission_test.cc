@@ -11,13 +11,13 @@
 #include <sstream>
 
 #include "check/traffic.h"
-#include "spec/contract_loader.h"
 #include "generators/case_gen.h"
 #include "generators/layout.h"
 #include "generators/recording.h"
 #include "generators/traffic_draft.h"
 #include "reports/traffic_report.h"
 #include "runners/materialize.h"
+#include "spec/contract_loader.h"
 #include "tests/cli_run.h"
 
 namespace opc {
@@ -44,8 +44,8 @@ struct Call {
   std::string line() const {
     return R"({"op": "t::norm", "overload": "default", "calls": )" + std::to_string(calls) + R"(, "site": ")" + site +
            R"(", "args": [{"name": "out", "tensor": )" + out + R"(}, {"name": "x", "tensor": )" + x +
-           R"(}, {"name": "weight", )" + weight + R"(}, {"name": "ids", "tensor": )" + ids +
-           R"(}, {"name": "eps", )" + eps + "}]}";
+           R"(}, {"name": "weight", )" + weight + R"(}, {"name": "ids", "tensor": )" + ids + R"(}, {"name": "eps", )" +
+           eps + "}]}";
   }
 };
 
@@ -98,8 +98,8 @@ TEST(Recording, ReadsEveryFieldAndMergesIdenticalSignatures) {
   Call other;
   other.site = "serve.py:99";
   std::vector<RecordedCall> calls;
-  read_recording_text(std::string(kHeader) + "\n" + a.line() + "\n" + b.line() + "\n" + other.line() + "\n",
-                      "r.jsonl", calls);
+  read_recording_text(std::string(kHeader) + "\n" + a.line() + "\n" + b.line() + "\n" + other.line() + "\n", "r.jsonl",
+                      calls);
   ASSERT_EQ(calls.size(), 2u) << "the same signature from two lines is one call; another site is another";
   const RecordedCall& c = calls[0];
   EXPECT_EQ(c.op, "t::norm");
@@ -130,7 +130,8 @@ TEST(Recording, ABrokenRecordingIsAnErrorNamingItsLine) {
   EXPECT_NE(error_of(head + Call().line().substr(0, 80)).find("truncated last line"), std::string::npos);
   EXPECT_NE(error_of(head + R"({"op": "norm", "calls": 1, "args": []})").find("r.jsonl:2: op must be namespace::name"),
             std::string::npos);
-  EXPECT_NE(error_of(head + R"({"op": "t::norm", "args": []})").find(R"(r.jsonl:2: missing "calls")"), std::string::npos);
+  EXPECT_NE(error_of(head + R"({"op": "t::norm", "args": []})").find(R"(r.jsonl:2: missing "calls")"),
+            std::string::npos);
   EXPECT_NE(error_of(R"({"opcontract_recording": 2})").find("recording format 2, but this opcontract reads format 1"),
             std::string::npos);
   EXPECT_NE(error_of("").find("empty: no header line"), std::string::npos);
@@ -145,7 +146,8 @@ TEST(Admission, ACallInsideTheContractIsAdmittedAsItsCase) {
   const Admission a = admit(recorded(call), contract());
   ASSERT_TRUE(a.admitted) << a.detail;
   const Case& c = *a.as_case;
-  EXPECT_EQ(c.values, (std::vector<int64_t>{8, 4, 64})) << "vocab tried over its choices, rows and hidden read off shapes";
+  EXPECT_EQ(c.values, (std::vector<int64_t>{8, 4, 64}))
+      << "vocab tried over its choices, rows and hidden read off shapes";
   const auto& out = std::get<TensorCase>(c.args[0]);
   EXPECT_EQ(out.layout, Layout::RowStrided);
   EXPECT_EQ(geometry_of(out).strides, (std::vector<int64_t>{80, 1})) << "the recorded geometry, exactly";
@@ -166,32 +168,38 @@ TEST(Admission, EachKindOfMisfitIsRejectedWithItsReason) {
   Call wide;
   wide.out = tensor("float64", "[4, 64]", "[64, 1]", 0, 0);
   wide.x = tensor("float64", "[4, 64]", "[64, 1]", 0, 1);
-  EXPECT_EQ(reason(wide), "'x' has a dtype the contract does not draw | 'x' is float64; the contract draws float32, bfloat16");
+  EXPECT_EQ(reason(wide),
+            "'x' has a dtype the contract does not draw | 'x' is float64; the contract draws float32, bfloat16");
   Call tied;
   tied.out = tensor("bfloat16", "[4, 64]", "[64, 1]", 0, 0);
   EXPECT_EQ(reason(tied), "'out' and 'x' differ in dtype | 'out' is bfloat16, 'x' float32; the contract ties them");
   Call transposed;
   transposed.x = tensor("float32", "[4, 64]", "[1, 4]", 0, 1);
-  EXPECT_EQ(reason(transposed), "'x' is laid out as no listed layout | 'x' is float32[4, 64] strides [1, 4] offset 0 "
-                                "(storage 1); the contract draws contiguous, row_strided");
+  EXPECT_EQ(reason(transposed),
+            "'x' is laid out as no listed layout | 'x' is float32[4, 64] strides [1, 4] offset 0 "
+            "(storage 1); the contract draws contiguous, row_strided");
   Call ids;
   ids.ids = tensor("int32", "[4]", "[1]", 0, 2, R"(, "min": 0, "max": 20)");
-  EXPECT_EQ(reason(ids), "'ids' holds values outside its values: range | 'ids' holds [0, 20], outside its values: "
-                         "range [0, 7]") << "the first assignment tried (vocab 8) gives the reason";
+  EXPECT_EQ(reason(ids),
+            "'ids' holds values outside its values: range | 'ids' holds [0, 20], outside its values: "
+            "range [0, 7]")
+      << "the first assignment tried (vocab 8) gives the reason";
   Call eps;
   eps.eps = R"("value": 0.001)";
   EXPECT_EQ(reason(eps), "'eps' not among its choices | 'eps' is 0.001; the contract's choices: 1e-06, 1e-05");
   Call odd;
   odd.out = tensor("float32", "[4, 63]", "[63, 1]", 0, 0);
   odd.x = tensor("float32", "[4, 63]", "[63, 1]", 0, 1);
-  EXPECT_EQ(reason(odd), "it breaks requires 'hidden % 2 == 0' | it breaks requires 'hidden % 2 == 0' (the contract "
-                         "says the op must refuse such a call)");
+  EXPECT_EQ(reason(odd),
+            "it breaks requires 'hidden % 2 == 0' | it breaks requires 'hidden % 2 == 0' (the contract "
+            "says the op must refuse such a call)");
   Call shared;  // two halves of one buffer, as vLLM's key and value caches are
   shared.out = tensor("float32", "[4, 64]", "[128, 1]", 0, 0);
   shared.x = tensor("float32", "[4, 64]", "[128, 1]", 64, 0);
-  EXPECT_EQ(reason(shared), "'out' and 'x' share one storage | 'out' and 'x' are views of one storage (offsets 0, 64): "
-                            "the generators make arguments that share a storage only as views of one of the "
-                            "contract's buffers (view:) or as aliasing.inplace states");
+  EXPECT_EQ(reason(shared),
+            "'out' and 'x' share one storage | 'out' and 'x' are views of one storage (offsets 0, 64): "
+            "the generators make arguments that share a storage only as views of one of the "
+            "contract's buffers (view:) or as aliasing.inplace states");
   Call shape;
   shape.ids = tensor("int32", "[5]", "[1]", 0, 2);
   EXPECT_EQ(reason(shape), "'ids' has a shape the bound dims do not give | 'ids' is [5] where the dims give [4]");
@@ -214,8 +222,8 @@ skip: {fake: "t", compiled: "t", cudagraph: "t"}
 
 Admission admit_caches(const std::string& key, const std::string& value, const Contract& contract) {
   const std::string line = R"({"op": "t::cache_write", "overload": "default", "calls": 1, "site": "t.py:1", "args": [)"
-                           R"({"name": "key_cache", "tensor": )" + key + R"(}, {"name": "value_cache", "tensor": )" +
-                           value + "}]}";
+                           R"({"name": "key_cache", "tensor": )" +
+                           key + R"(}, {"name": "value_cache", "tensor": )" + value + "}]}";
   std::vector<RecordedCall> calls;
   read_recording_text(std::string(kHeader) + "\n" + line + "\n", "r.jsonl", calls);
   return admit(calls.at(0), contract);
@@ -244,8 +252,9 @@ TEST(Admission, ViewsOfOneStorageAreTheContractsViewsOfOneBufferAndReplayShared)
   const Admission separate = admit_caches(tensor("float32", "[3, 4, 8]", "[64, 8, 1]", 0, 5),
                                           tensor("float32", "[3, 4, 8]", "[64, 8, 1]", 32, 6), contract);
   EXPECT_FALSE(separate.admitted);
-  EXPECT_EQ(separate.detail, "'key_cache' and 'value_cache' are views of buffer 'kv' in the contract, of separate "
-                             "storages in the call");
+  EXPECT_EQ(separate.detail,
+            "'key_cache' and 'value_cache' are views of buffer 'kv' in the contract, of separate "
+            "storages in the call");
   const Admission dense = admit_caches(tensor("float32", "[3, 4, 8]", "[32, 8, 1]", 0, 5),
                                        tensor("float32", "[3, 4, 8]", "[32, 8, 1]", 0, 6), contract);
   ASSERT_TRUE(dense.admitted) << dense.detail;
@@ -293,7 +302,8 @@ args:
   eps: {choose: [1.0e-6]}
 modes: [eager]
 skip: {fake: "t", compiled: "t", cudagraph: "t"}
-)y", "norm.yaml");
+)y",
+                                        "norm.yaml");
   Call call;
   call.out = tensor("float32", "[4, 12]", "[12, 1]", 0, 0);
   call.x = tensor("float32", "[4, 12]", "[12, 1]", 0, 1);
@@ -307,8 +317,8 @@ skip: {fake: "t", compiled: "t", cudagraph: "t"}
 
 // Every layout the generator lays out is recognised from its strides alone.
 RC_GTEST_PROP(Admission, LayoutMatchingInvertsGeometry, ()) {
-  const auto layout = *rc::gen::element(Layout::Contiguous, Layout::Transposed, Layout::RowStrided,
-                                        Layout::Expanded, Layout::InnerStrided, Layout::Permuted);
+  const auto layout = *rc::gen::element(Layout::Contiguous, Layout::Transposed, Layout::RowStrided, Layout::Expanded,
+                                        Layout::InnerStrided, Layout::Permuted);
   const size_t rank = *rc::gen::inRange<size_t>(1, 4);
   RC_PRE(layout_applies(layout, rank));
   TensorCase t;
@@ -389,8 +399,9 @@ TEST(Traffic, RejectionsNameTheirProgramsAndTheWideningTheyAreEvidenceFor) {
   EXPECT_EQ(values.widen->hi, 40);
   std::ostringstream text;
   print_traffic(text, t);
-  EXPECT_NE(text.str().find("widen: 'hidden' was 200 to 300 in these calls: [1, 300] would admit them (now range [1, 128])"),
-            std::string::npos)
+  EXPECT_NE(
+      text.str().find("widen: 'hidden' was 200 to 300 in these calls: [1, 300] would admit them (now range [1, 128])"),
+      std::string::npos)
       << text.str();
   EXPECT_NE(text.str().find("made by 2 program(s): sweep 1 llama, sweep 2 gemma2"), std::string::npos) << text.str();
 }
@@ -403,7 +414,8 @@ TEST(AdmitCli, ReportsPerOpAndRefusesABrokenRecording) {
   std::ofstream(dir / "contracts/NOT_COVERED") << "t::mm: needs a handle\n";
   Call bad;
   bad.eps = R"("value": 0.5)";
-  std::ofstream(dir / "r.jsonl") << kHeader << "\n" << Call().line() << "\n" << bad.line() << "\n";
+  const std::string uncovered = R"({"op": "t::mm", "overload": "default", "calls": 2, "site": "s.py:1", "args": []})";
+  std::ofstream(dir / "r.jsonl") << kHeader << "\n" << Call().line() << "\n" << bad.line() << "\n" << uncovered << "\n";
   std::ofstream(dir / "broken.jsonl") << kHeader << "\n" << Call().line().substr(0, 50);
   const std::string base = "admit --contracts " + (dir / "contracts").string() + " ";
   Result r = run(base + (dir / "r.jsonl").string() + " --json " + (dir / "t.json").string());
@@ -411,7 +423,9 @@ TEST(AdmitCli, ReportsPerOpAndRefusesABrokenRecording) {
   EXPECT_CONTAINS(r.output, "2 calls");
   EXPECT_CONTAINS(r.output, "1 admitted");
   EXPECT_CONTAINS(r.output, "1 call(s) not admitted: 'eps' not among its choices");
-  EXPECT_CONTAINS(r.output, "\nadmitted: 1 of 2 call(s) (50.0%)\n");
+  EXPECT_CONTAINS(r.output,
+                  "\nadmitted: 1 of 4 call(s) (25.0%); of the 2 to ops with a contract, 50.0%; without a contract: 1 "
+                  "op(s), 2 call(s)\n");
   EXPECT_CONTAINS(r.output, "contracts admitting under 95% of their op's calls: t::norm 1/2\n");
   std::ifstream json(dir / "t.json");
   const std::string text((std::istreambuf_iterator<char>(json)), std::istreambuf_iterator<char>());
@@ -474,8 +488,9 @@ TEST(TrafficReplay, ARecordedCallRunsFirstWithItsGeometryExactly) {
   // out's rows padded by 13 elements: a slack the generator does not draw.
   const std::string call =
       R"({"op": "opc_test::copy_into", "overload": "default", "calls": 2, "site": "t.py:1", "args": [)"
-      R"({"name": "out", "tensor": )" + tensor("float32", "[3, 4]", "[17, 1]", 0, 0) + "}, " +
-      R"({"name": "x", "tensor": )" + tensor("float32", "[3, 4]", "[4, 1]", 0, 1) + "}]}";
+      R"({"name": "out", "tensor": )" +
+      tensor("float32", "[3, 4]", "[17, 1]", 0, 0) + "}, " + R"({"name": "x", "tensor": )" +
+      tensor("float32", "[3, 4]", "[4, 1]", 0, 1) + "}]}";
   const std::string recording = (dir / "r.jsonl").string();
   std::ofstream(recording) << kHeader << "\n" << call << "\n";
   const std::string check = "check tests/contracts/extent.yaml --load " + std::string(OPC_TEST_OPS) +
@@ -502,8 +517,9 @@ TEST(TrafficReplay, ARecordedSharedStorageStaysShared) {
   // offsets 100 and 112 of it (another layer's cache before them).
   const std::string call =
       R"({"op": "opc_test::cache_scale", "overload": "default", "calls": 1, "site": "t.py:1", "args": [)"
-      R"({"name": "key_cache", "tensor": )" + tensor("float32", "[2, 3, 4]", "[24, 4, 1]", 100, 0) + "}, " +
-      R"({"name": "value_cache", "tensor": )" + tensor("float32", "[2, 3, 4]", "[24, 4, 1]", 112, 0) + "}]}";
+      R"({"name": "key_cache", "tensor": )" +
+      tensor("float32", "[2, 3, 4]", "[24, 4, 1]", 100, 0) + "}, " + R"({"name": "value_cache", "tensor": )" +
+      tensor("float32", "[2, 3, 4]", "[24, 4, 1]", 112, 0) + "}]}";
   const std::string recording = (dir / "r.jsonl").string();
   std::ofstream(recording) << kHeader << "\n" << call << "\n";
   const std::string check = "check tests/contracts/views.yaml --load " + std::string(OPC_TEST_OPS) +

@@ -11,8 +11,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <tuple>
 #include <sstream>
+#include <tuple>
 
 #include "check/result_json.h"
 #include "reports/badge.h"
@@ -27,9 +27,7 @@ namespace {
 // ---------------------------------------------------------------------------------------
 // Reading: JSON is YAML, so yaml-cpp reads it; every error names the file and the field.
 
-[[noreturn]] void bad(const std::string& where, const std::string& what) {
-  throw ReportError(where + ": " + what);
-}
+[[noreturn]] void bad(const std::string& where, const std::string& what) { throw ReportError(where + ": " + what); }
 
 YAML::Node field(const YAML::Node& object, const std::string& where, const char* key) {
   const YAML::Node n = object[key];
@@ -57,8 +55,7 @@ int64_t integer(const YAML::Node& object, const std::string& where, const char* 
   return scalar<int64_t>(field(object, where, key), where + "." + key, "an integer");
 }
 
-void expect_kind(const YAML::Node& n, YAML::NodeType::value kind, const std::string& where,
-                 const char* expected) {
+void expect_kind(const YAML::Node& n, YAML::NodeType::value kind, const std::string& where, const char* expected) {
   if (n.Type() != kind) bad(where, std::string("expected ") + expected);
 }
 
@@ -127,12 +124,10 @@ void merge_into(ContractResult& into, const ContractResult& from) {
   if (from.verdict == Verdict::Error) into.verdict = Verdict::Error;
   else if (from.verdict == Verdict::Fail && into.verdict == Verdict::Pass) into.verdict = Verdict::Fail;
   if (!into.regression) into.regression = from.regression;
-  else if (from.regression && into.regression->not_run.empty())
-    into.regression->not_run = from.regression->not_run;
+  else if (from.regression && into.regression->not_run.empty()) into.regression->not_run = from.regression->not_run;
   for (const auto& [mode, m] : from.modes) merge_mode(into.modes[mode], m);
   for (const auto& [name, hits] : from.branches) {
-    auto it = std::find_if(into.branches.begin(), into.branches.end(),
-                           [&](const auto& b) { return b.first == name; });
+    auto it = std::find_if(into.branches.begin(), into.branches.end(), [&](const auto& b) { return b.first == name; });
     if (it == into.branches.end()) into.branches.emplace_back(name, hits);
     else it->second += hits;
   }
@@ -226,16 +221,16 @@ std::vector<ContractResult> op_results(const Campaign& campaign) {
   std::vector<ContractResult> ops;
   for (const ContractResult& r : campaign.results) {
     if (!r.regression)
-      merge_into_matching(ops, r, [&](const ContractResult& o) {
-        return o.target == r.target && o.checked == r.checked;
-      });
+      merge_into_matching(ops, r,
+                          [&](const ContractResult& o) { return o.target == r.target && o.checked == r.checked; });
   }
   // Found by name on the pages, whatever order the result files came in.
   std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) {
     return std::tie(a.target, a.checked) < std::tie(b.target, b.checked);
   });
   for (ContractResult& op : ops) {
-    const bool several = std::count_if(ops.begin(), ops.end(), [&](const auto& o) { return o.target == op.target; }) > 1;
+    const bool several =
+        std::count_if(ops.begin(), ops.end(), [&](const auto& o) { return o.target == op.target; }) > 1;
     op.id = sanitized_op_name(op.target) + (several ? "--" + sanitized_op_name(op.checked) : "");
   }
   return ops;
@@ -260,7 +255,7 @@ ModeVerdict mode_verdict(const ContractResult& r, Mode m) {
 
 ModeVerdict misuse_verdict(const ContractResult& r) {
   const bool judged = std::any_of(r.modes.begin(), r.modes.end(), [](const auto& m) {
-    return m.second.judges(Clause::Misuse);
+    return m.second.status != ModeStatus::NotRun && m.second.judges(Clause::Misuse);
   });
   if (!judged) return ModeVerdict::NotRun;
   bool known = false;
@@ -274,10 +269,14 @@ ModeVerdict misuse_verdict(const ContractResult& r) {
 
 const char* to_string(ModeVerdict v) {
   switch (v) {
-    case ModeVerdict::Pass: return "pass";
-    case ModeVerdict::Known: return "known";
-    case ModeVerdict::Fail: return "FAIL";
-    case ModeVerdict::NotRun: return "not run";
+    case ModeVerdict::Pass:
+      return "pass";
+    case ModeVerdict::Known:
+      return "known";
+    case ModeVerdict::Fail:
+      return "FAIL";
+    case ModeVerdict::NotRun:
+      return "not run";
   }
   return "?";
 }
@@ -290,7 +289,8 @@ const ContractFinding* first_failure(const ContractResult& r) {
 
 std::vector<std::string> failed_clauses(const ContractResult& r) {
   std::vector<std::string> out;
-  for (const ContractFinding& f : r.findings) add_unique(out, to_string(f.clause) + (f.known.empty() ? "" : " (known)"));
+  for (const ContractFinding& f : r.findings)
+    add_unique(out, to_string(f.clause) + (f.known.empty() ? "" : " (known)"));
   return out;
 }
 
@@ -300,8 +300,10 @@ RegressionRow regression_row(const ContractResult& r) {
   const std::string found = clause_names(v.found), expect = clause_names(r.regression->expect);
   switch (v.kind) {
     case RegressionVerdict::NotRun:
-      return {v.kind, "not run: no mode that ran judges " + expect + (v.unjudged.empty() ? "" : " (" + v.unjudged + ")")};
-    case RegressionVerdict::Caught: return {v.kind, "caught by " + found + ", as expected"};
+      return {v.kind,
+              "not run: no mode that ran judges " + expect + (v.unjudged.empty() ? "" : " (" + v.unjudged + ")")};
+    case RegressionVerdict::Caught:
+      return {v.kind, "caught by " + found + ", as expected"};
     default:
       if (v.found.empty()) return {v.kind, "NOT CAUGHT (expected " + expect + ")"};
       return {v.kind, "caught by " + found + ", but expected exactly " + clause_names(v.judged_expected)};

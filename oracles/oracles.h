@@ -14,10 +14,11 @@
 #include <string>
 #include <vector>
 
+#include "generators/layout.h"
+#include "runners/materialize.h"
+#include "runners/observation.h"
 #include "spec/annotations.h"
 #include "spec/contract.h"
-#include "generators/layout.h"
-#include "runners/observation.h"
 
 namespace opc {
 
@@ -103,6 +104,19 @@ struct DeterminismInput {
 // determinism: a return or mutable argument differs between two runs of one case.
 std::vector<Finding> check_determinism(const DeterminismInput& in);
 
+struct ReadsInput {
+  const Contract& contract;
+  const Annotations& registered;
+  const Observation& first;     // the case as drawn (guards hold kGuardByte)
+  const Observation& poisoned;  // the same case, its arguments' surroundings poisoned
+  int arg;                      // the argument whose surroundings alone change the results, or -1
+  Surroundings where;           // which of its surroundings (All when arg is -1)
+};
+// reads: a return or mutable argument changes when only memory outside the arguments'
+// views changes (runners/materialize.h, poison_surroundings), the op being deterministic
+// otherwise: it reads outside the views it was handed.
+std::vector<Finding> check_reads(const ReadsInput& in);
+
 struct PaddingInput {
   const Contract& contract;  // with `padding:`
   const Annotations& registered;
@@ -138,8 +152,8 @@ std::vector<Finding> check_functional_overload(const OracleInput& in);
 // the donating overload's schema leaves a donated input unmarked (no case needed);
 std::optional<Finding> check_donating_schema(const Contract& contract, const Annotations& donating);
 struct DonationInput {
-  const Contract& contract;  // with `donates:`
-  const Annotations& donating;  // of the donating overload
+  const Contract& contract;       // with `donates:`
+  const Annotations& donating;    // of the donating overload
   const Observation& functional;  // the op under test, eager
   const Observation& donated;     // the donating overload on the same case, fresh tensors
 };
@@ -157,9 +171,9 @@ std::vector<Finding> check_cudagraph(const CudagraphObservation& obs);
 struct InplaceInput {
   const Contract& contract;
   const Annotations& registered;
-  const InplaceSpec& spec;        // the case's in-place use
-  const Observation& separate;    // eager on separate tensors
-  const Observation& in_place;    // the same case with spec.into handed spec.from's tensor
+  const InplaceSpec& spec;      // the case's in-place use
+  const Observation& separate;  // eager on separate tensors
+  const Observation& in_place;  // the same case with spec.into handed spec.from's tensor
 };
 // An in-place use the contract supports (`aliasing.inplace`, supported: true) throws, or
 // leaves other bytes in the shared tensor, another mutable argument or a return than the
@@ -170,9 +184,9 @@ std::vector<Finding> check_inplace(const InplaceInput& in);
 struct FormsInput {
   const Contract& contract;
   const Annotations& registered;
-  const std::string& form;      // the argument in its other form, in words
-  const Observation& shaped;    // eager with the arguments in their `shape`
-  const Observation& formed;    // the same case with one argument viewed in another form
+  const std::string& form;    // the argument in its other form, in words
+  const Observation& shaped;  // eager with the arguments in their `shape`
+  const Observation& formed;  // the same case with one argument viewed in another form
 };
 // forms: with an argument in another of the forms its contract lists (`forms:`), the op
 // throws where it did not, or leaves other bytes in a return or a mutable argument.
@@ -181,13 +195,13 @@ std::vector<Finding> check_forms(const FormsInput& in);
 struct MisuseInput {
   const Contract& contract;
   const Annotations& registered;
-  const std::string& what;        // the misuse, in words (misuse_text)
-  const CaseFacts& facts;         // of the case the op was handed (the misuse applied)
-  const Observation& handed;      // the op on it, in fenced memory
+  const std::string& what;    // the misuse, in words (misuse_text)
+  const CaseFacts& facts;     // of the case the op was handed (the misuse applied)
+  const Observation& handed;  // the op on it, in fenced memory
   // The valid call on the same values, when the misuse keeps the shapes (layout, dtype):
   // its results are what the op should give. Null otherwise.
   const Observation* valid_call;
-  bool loose;                     // the values crossed a dtype: compare within 1e-2
+  bool loose;  // the values crossed a dtype: compare within 1e-2
 };
 // misuse: the op neither refused a caller's mistake nor ran safely: it wrote outside what
 // it was handed or into an argument it may not write, or (layout, dtype) gave other

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <limits>
 #include <numeric>
+#include <optional>
 
 namespace opc {
 namespace {
@@ -61,8 +62,8 @@ void fill_with(T* p, int64_t n, Rng& rng, const ValueDist& dist, int64_t lo, int
       break;
     case ValueDist::Kind::Ints:
       for (int64_t i = 0; i < n; ++i)
-        p[i] = element<T>(static_cast<double>(lo + static_cast<int64_t>(rng.next() % static_cast<uint64_t>(hi - lo + 1))),
-                          false);
+        p[i] = element<T>(
+            static_cast<double>(lo + static_cast<int64_t>(rng.next() % static_cast<uint64_t>(hi - lo + 1))), false);
       break;
     case ValueDist::Kind::Offsets:  // the view's elements are written afterwards
       for (int64_t i = 0; i < n; ++i) p[i] = element<T>(0, false);
@@ -70,16 +71,15 @@ void fill_with(T* p, int64_t n, Rng& rng, const ValueDist& dist, int64_t lo, int
   }
 }
 
-void fill_values(at::Tensor& flat, int64_t first, int64_t n, Rng& rng, const ValueDist& dist,
-                 const EvalInput& in) {
+void fill_values(at::Tensor& flat, int64_t first, int64_t n, Rng& rng, const ValueDist& dist, const EvalInput& in) {
   const int64_t lo = dist.kind == ValueDist::Kind::Normal ? 0 : dist.lo.eval(in);
   const int64_t hi = dist.kind == ValueDist::Kind::Normal ? 0 : dist.hi.eval(in);
   if (dist.kind == ValueDist::Kind::Ints && hi < lo)
-    throw EvalError("values: ints range [" + std::to_string(lo) + ", " + std::to_string(hi) +
-                    "] is empty");
+    throw EvalError("values: ints range [" + std::to_string(lo) + ", " + std::to_string(hi) + "] is empty");
   switch (flat.scalar_type()) {
-#define OPC_FILL(type, name) \
-  case c10::ScalarType::name: return fill_with(flat.data_ptr<type>() + first, n, rng, dist, lo, hi);
+#define OPC_FILL(type, name)  \
+  case c10::ScalarType::name: \
+    return fill_with(flat.data_ptr<type>() + first, n, rng, dist, lo, hi);
     OPC_FILL(float, Float)
     OPC_FILL(double, Double)
     OPC_FILL(c10::Half, Half)
@@ -92,7 +92,8 @@ void fill_values(at::Tensor& flat, int64_t first, int64_t n, Rng& rng, const Val
     OPC_FILL(uint8_t, Byte)
     OPC_FILL(bool, Bool)
 #undef OPC_FILL
-    default: TORCH_CHECK(false, "no value fill for dtype ", flat.scalar_type());
+    default:
+      TORCH_CHECK(false, "no value fill for dtype ", flat.scalar_type());
   }
 }
 
@@ -111,8 +112,7 @@ std::vector<int64_t> offsets(int64_t m, int64_t total, Rng& rng) {
   if (shape == 3) {  // a token per request, the last one takes the rest
     for (int64_t i = 1; i < m - 1; ++i) o[i] = std::min(i, total);
   } else {
-    for (int64_t i = 1; i < m - 1; ++i)
-      o[i] = static_cast<int64_t>(rng.next() % static_cast<uint64_t>(total + 1));
+    for (int64_t i = 1; i < m - 1; ++i) o[i] = static_cast<int64_t>(rng.next() % static_cast<uint64_t>(total + 1));
     std::sort(o.begin() + 1, o.end() - 1);
     if (shape == 1 && m > 2) {  // an empty request: two equal adjacent offsets
       const int64_t at = 1 + static_cast<int64_t>(rng.next() % static_cast<uint64_t>(m - 2));
@@ -151,8 +151,9 @@ at::Tensor fenced_storage(int64_t elems, c10::ScalarType dtype) {
   TORCH_CHECK(mprotect(fence, page, PROT_NONE) == 0, "fenced storage: mprotect failed");
   const auto start = reinterpret_cast<uintptr_t>(fence - bytes) / kStorageAlignment * kStorageAlignment;
   const int64_t total = (reinterpret_cast<uintptr_t>(fence) - start) / item;
-  return at::from_blob(reinterpret_cast<void*>(start), {total}, [base, region](void*) { munmap(base, region); },
-                       at::TensorOptions().dtype(dtype));
+  return at::from_blob(
+      reinterpret_cast<void*>(start), {total}, [base, region](void*) { munmap(base, region); },
+      at::TensorOptions().dtype(dtype));
 }
 
 at::Tensor new_storage(int64_t elems, c10::ScalarType dtype, Placement placement) {
@@ -178,19 +179,26 @@ void poke_first(const at::Tensor& view, int64_t value) { element_at(view, 0).fil
 // The dtype's smallest subnormal, three times over (still subnormal).
 double subnormal(c10::ScalarType t) {
   switch (t) {
-    case c10::ScalarType::Double: return 3 * std::numeric_limits<double>::denorm_min();
-    case c10::ScalarType::Half: return 3 * 5.9604644775390625e-08;   // 2^-24
-    case c10::ScalarType::BFloat16: return 3 * 9.183549615799121e-41;  // 2^-133
-    default: return 3 * static_cast<double>(std::numeric_limits<float>::denorm_min());
+    case c10::ScalarType::Double:
+      return 3 * std::numeric_limits<double>::denorm_min();
+    case c10::ScalarType::Half:
+      return 3 * 5.9604644775390625e-08;  // 2^-24
+    case c10::ScalarType::BFloat16:
+      return 3 * 9.183549615799121e-41;  // 2^-133
+    default:
+      return 3 * static_cast<double>(std::numeric_limits<float>::denorm_min());
   }
 }
 
 // Near the dtype's largest finite magnitude.
 double huge(c10::ScalarType t) {
   switch (t) {
-    case c10::ScalarType::Double: return 0.9 * std::numeric_limits<double>::max();
-    case c10::ScalarType::Half: return 60000;
-    default: return 0.9 * static_cast<double>(std::numeric_limits<float>::max());  // float32, bfloat16
+    case c10::ScalarType::Double:
+      return 0.9 * std::numeric_limits<double>::max();
+    case c10::ScalarType::Half:
+      return 60000;
+    default:
+      return 0.9 * static_cast<double>(std::numeric_limits<float>::max());  // float32, bfloat16
   }
 }
 
@@ -232,7 +240,8 @@ void apply_form(const at::Tensor& view, ValueForm form, const ValueDist& dist, c
   const bool floating = at::isFloatingType(view.scalar_type());
   const bool integral = at::isIntegralType(view.scalar_type(), /*includeBool=*/false);
   switch (form) {
-    case ValueForm::Drawn: break;
+    case ValueForm::Drawn:
+      break;
     case ValueForm::ZeroRows:
       if (!floating) return;
       if (view.dim() <= 1) view.zero_();
@@ -249,7 +258,8 @@ void apply_form(const at::Tensor& view, ValueForm form, const ValueDist& dist, c
       break;
     case ValueForm::Denormals:
       if (floating)
-        view.masked_fill_(at::arange(view.numel()).reshape(view.sizes()).remainder(2).eq(0), subnormal(view.scalar_type()));
+        view.masked_fill_(at::arange(view.numel()).reshape(view.sizes()).remainder(2).eq(0),
+                          subnormal(view.scalar_type()));
       break;
     case ValueForm::NonFinite:
       if (!floating) return;
@@ -277,12 +287,18 @@ std::vector<uint8_t> sentinel_bytes(c10::ScalarType dtype) {
     return b;
   };
   switch (dtype) {
-    case c10::ScalarType::Float: return le(0x7FA5A5A5u, 4);
-    case c10::ScalarType::Double: return le(0x7FF5A5A5A5A5A5A5ull, 8);
-    case c10::ScalarType::Half: return le(0x7DA5u, 2);
-    case c10::ScalarType::BFloat16: return le(0x7FA5u, 2);
-    case c10::ScalarType::Float8_e4m3fn: return {0x7F};
-    default: return std::vector<uint8_t>(c10::elementSize(dtype), 0xA5);
+    case c10::ScalarType::Float:
+      return le(0x7FA5A5A5u, 4);
+    case c10::ScalarType::Double:
+      return le(0x7FF5A5A5A5A5A5A5ull, 8);
+    case c10::ScalarType::Half:
+      return le(0x7DA5u, 2);
+    case c10::ScalarType::BFloat16:
+      return le(0x7FA5u, 2);
+    case c10::ScalarType::Float8_e4m3fn:
+      return {0x7F};
+    default:
+      return std::vector<uint8_t>(c10::elementSize(dtype), 0xA5);
   }
 }
 
@@ -299,14 +315,10 @@ void fill_garbage_rows(const at::Tensor& view, int64_t dim, int64_t real, int va
   if (rows.numel() == 0) return;
   if (at::isFloatingType(rows.scalar_type()))
     // Large but finite in every float dtype (fp8 e4m3's largest is 448).
-    rows.fill_(variant == 0 ? std::numeric_limits<double>::quiet_NaN()
-                            : rows.element_size() == 1 ? 400.0 : 3.0e4);
-  else if (!integers)
-    return;
-  else if (rows.scalar_type() == c10::ScalarType::Bool)
-    rows.fill_(variant == 0);
-  else
-    rows.fill_(variant == 0 ? 127 : -128);  // within every integer dtype's range
+    rows.fill_(variant == 0 ? std::numeric_limits<double>::quiet_NaN() : rows.element_size() == 1 ? 400.0 : 3.0e4);
+  else if (!integers) return;
+  else if (rows.scalar_type() == c10::ScalarType::Bool) rows.fill_(variant == 0);
+  else rows.fill_(variant == 0 ? 127 : -128);  // within every integer dtype's range
 }
 
 void fill_padding(const Materialized& m, const Contract& contract, const EvalInput& in, int variant) {
@@ -400,7 +412,8 @@ Materialized copy_of(const Materialized& m) {
   out.tensors.reserve(m.tensors.size());
   std::vector<std::pair<const void*, at::Tensor>> copied;  // views of one buffer stay on one storage
   for (const TensorArg& t : m.tensors) {
-    const auto seen = std::find_if(copied.begin(), copied.end(), [&](const auto& p) { return p.first == t.storage.data_ptr(); });
+    const auto seen =
+        std::find_if(copied.begin(), copied.end(), [&](const auto& p) { return p.first == t.storage.data_ptr(); });
     at::Tensor storage = seen != copied.end() ? seen->second : at::Tensor();
     if (!storage.defined()) {
       // Allocated and copied directly: a case's small tensors would spend more time in the
@@ -414,6 +427,77 @@ Materialized copy_of(const Materialized& m) {
     out.tensors.push_back({t.arg, storage, view});
   }
   return out;
+}
+
+namespace {
+
+// The elements of a storage some argument's view covers (views of one buffer share it).
+at::Tensor covered_by_views(const Materialized& m, const TensorArg& of) {
+  at::Tensor covered = at::zeros({of.storage.numel()}, at::kBool);
+  for (const TensorArg& t : m.tensors)
+    if (t.storage.data_ptr() == of.storage.data_ptr() && t.view.numel() > 0)
+      covered.as_strided(t.view.sizes(), t.view.strides(), t.view.storage_offset()).fill_(true);
+  return covered;
+}
+
+// The span from a view's first element to its last, as a mask over its storage.
+at::Tensor span_of(const TensorArg& t) {
+  at::Tensor own = at::zeros({t.storage.numel()}, at::kBool);
+  own.as_strided(t.view.sizes(), t.view.strides(), t.view.storage_offset()).fill_(true);
+  const at::Tensor at = own.nonzero();
+  const at::Tensor idx = at::arange(t.storage.numel());
+  return idx.ge(at.min()).logical_and(idx.le(at.max()));
+}
+
+std::optional<at::ScalarType> same_size_integer(int64_t bytes) {
+  switch (bytes) {
+    case 1:
+      return at::kByte;
+    case 2:
+      return at::kShort;
+    case 4:
+      return at::kInt;
+    case 8:
+      return at::kLong;
+    default:
+      return std::nullopt;
+  }
+}
+
+// One element of poison: NaN for floating dtypes, 0x5A bytes for the others.
+at::Tensor poison_of(at::ScalarType dtype) {
+  at::Tensor one = at::empty({1}, at::TensorOptions().dtype(dtype));
+  if (at::isFloatingType(dtype) || at::isComplexType(dtype))
+    one.copy_(at::full({1}, std::numeric_limits<float>::quiet_NaN(), at::kFloat));
+  else one.view(at::kByte).fill_(0x5A);
+  return one;
+}
+
+}  // namespace
+
+void poison_surroundings(const Materialized& m, Surroundings which, int arg) {
+  std::vector<const void*> done;
+  for (const TensorArg& t : m.tensors) {
+    if ((arg >= 0 && t.arg != arg) || t.view.numel() == 0) continue;
+    const bool one_dtype = std::all_of(m.tensors.begin(), m.tensors.end(), [&](const TensorArg& o) {
+      return o.storage.data_ptr() != t.storage.data_ptr() || o.storage.scalar_type() == t.storage.scalar_type();
+    });
+    if (!one_dtype) continue;  // a buffer seen as two dtypes: its elements are not one grid
+    at::Tensor poison = covered_by_views(m, t).logical_not();
+    if (which != Surroundings::All) {
+      const at::Tensor span = span_of(t);
+      poison.logical_and_(which == Surroundings::Gaps ? span : span.logical_not());
+    }
+    // Each storage once for All (its views' union); per view for Gaps and PastEnds.
+    if (which == Surroundings::All) {
+      if (std::find(done.begin(), done.end(), t.storage.data_ptr()) != done.end()) continue;
+      done.push_back(t.storage.data_ptr());
+    }
+    // Written as the elements' bits, so every dtype takes it (fp8 has no masked_fill).
+    const std::optional<at::ScalarType> bits = same_size_integer(t.storage.element_size());
+    if (!bits) continue;
+    t.storage.view(*bits).masked_fill_(poison, poison_of(t.storage.scalar_type()).view(*bits)[0]);
+  }
 }
 
 }  // namespace opc

@@ -24,9 +24,9 @@ namespace opc {
 inline constexpr uint8_t kGuardByte = 0xA5;
 
 struct TensorArg {
-  int arg = 0;          // schema index
-  at::Tensor storage;   // flat, 1-D, guards included
-  at::Tensor view;      // what the op receives
+  int arg = 0;         // schema index
+  at::Tensor storage;  // flat, 1-D, guards included
+  at::Tensor view;     // what the op receives
 };
 
 struct Materialized {
@@ -49,6 +49,17 @@ Materialized materialize(const Case& c, const Contract& contract, const CaseFact
 // The same tensors again on storages of their own (the same bytes, the same geometry): a
 // fresh run of a case for a copy of its bytes instead of drawing its values anew.
 Materialized copy_of(const Materialized& m);
+
+// The memory around the tensor arguments' views that poison_surroundings fills: all of it,
+// the gaps a strided view leaves between its first and last elements, or what lies before
+// its first and past its last (the guard bands, and the rest of a parent buffer).
+enum class Surroundings { All, Gaps, PastEnds };
+
+// Fills the elements of the arguments' storages that no argument's view covers with poison
+// (NaN for floating dtypes, 0x5A bytes for others, where the guards hold kGuardByte), for
+// argument `arg`'s storage only when arg >= 0. An op that reads only the views it was handed
+// gives the same results either way (the reads clause, oracles/reads.cc).
+void poison_surroundings(const Materialized& m, Surroundings which, int arg = -1);
 
 // A scalar argument's value as the op receives it (the schema's default where the case
 // holds std::monostate; None for a `{state: NAME}` argument, which set_context fills).

@@ -71,24 +71,25 @@ enum class JudgedBy : uint8_t { Oracle, Pipeline };
 // Every clause: Name, id (as findings, contracts and reports spell it), the modes whose
 // runs judge it (none: judged once per check, not per case), what states it, where it is
 // judged. One row per clause; the order is the reports' row order.
-#define OPC_FORALL_CLAUSES(_)                                                              \
-  _(Schema, "schema", ModeSet{}, StatedBy::Always, JudgedBy::Oracle)                       \
-  _(Alias, "alias", (ModeSet{Mode::Eager, Mode::Fake}), StatedBy::Always, JudgedBy::Oracle) \
-  _(Mutation, "mutation", ModeSet{Mode::Eager}, StatedBy::Always, JudgedBy::Oracle)        \
-  _(Write, "write", ModeSet{Mode::Eager}, StatedBy::Always, JudgedBy::Oracle)              \
-  _(Extent, "extent", ModeSet{Mode::Eager}, StatedBy::Always, JudgedBy::Oracle)            \
-  _(Crash, "crash", (ModeSet{Mode::Eager, Mode::Cudagraph}), StatedBy::Always, JudgedBy::Pipeline) \
-  _(Fake, "fake", ModeSet{Mode::Fake}, StatedBy::Always, JudgedBy::Oracle)                 \
-  _(Padding, "padding", (ModeSet{Mode::Eager, Mode::Compiled}), StatedBy::Padding, JudgedBy::Oracle) \
-  _(Determinism, "determinism", ModeSet{Mode::Eager}, StatedBy::Deterministic, JudgedBy::Oracle) \
-  _(Compiled, "compiled", ModeSet{Mode::Compiled}, StatedBy::Always, JudgedBy::Oracle)     \
-  _(Cudagraph, "cudagraph", ModeSet{Mode::Cudagraph}, StatedBy::Always, JudgedBy::Oracle)  \
-  _(Precondition, "precondition", ModeSet{Mode::Eager}, StatedBy::Requires, JudgedBy::Oracle) \
-  _(Reference, "reference", ModeSet{Mode::Eager}, StatedBy::Reference, JudgedBy::Oracle)   \
+#define OPC_FORALL_CLAUSES(_)                                                                          \
+  _(Schema, "schema", ModeSet{}, StatedBy::Always, JudgedBy::Oracle)                                   \
+  _(Alias, "alias", (ModeSet{Mode::Eager, Mode::Fake}), StatedBy::Always, JudgedBy::Oracle)            \
+  _(Mutation, "mutation", ModeSet{Mode::Eager}, StatedBy::Always, JudgedBy::Oracle)                    \
+  _(Write, "write", ModeSet{Mode::Eager}, StatedBy::Always, JudgedBy::Oracle)                          \
+  _(Extent, "extent", ModeSet{Mode::Eager}, StatedBy::Always, JudgedBy::Oracle)                        \
+  _(Crash, "crash", (ModeSet{Mode::Eager, Mode::Cudagraph}), StatedBy::Always, JudgedBy::Pipeline)     \
+  _(Fake, "fake", ModeSet{Mode::Fake}, StatedBy::Always, JudgedBy::Oracle)                             \
+  _(Padding, "padding", (ModeSet{Mode::Eager, Mode::Compiled}), StatedBy::Padding, JudgedBy::Oracle)   \
+  _(Determinism, "determinism", ModeSet{Mode::Eager}, StatedBy::Deterministic, JudgedBy::Oracle)       \
+  _(Reads, "reads", ModeSet{Mode::Eager}, StatedBy::Deterministic, JudgedBy::Oracle)                   \
+  _(Compiled, "compiled", ModeSet{Mode::Compiled}, StatedBy::Always, JudgedBy::Oracle)                 \
+  _(Cudagraph, "cudagraph", ModeSet{Mode::Cudagraph}, StatedBy::Always, JudgedBy::Oracle)              \
+  _(Precondition, "precondition", ModeSet{Mode::Eager}, StatedBy::Requires, JudgedBy::Oracle)          \
+  _(Reference, "reference", ModeSet{Mode::Eager}, StatedBy::Reference, JudgedBy::Oracle)               \
   _(Donation, "donation", (ModeSet{Mode::Eager, Mode::Compiled}), StatedBy::Donates, JudgedBy::Oracle) \
-  _(Misuse, "misuse", ModeSet{Mode::Eager}, StatedBy::Always, JudgedBy::Oracle)            \
-  _(Finite, "finite", ModeSet{Mode::Eager}, StatedBy::Finite, JudgedBy::Oracle)            \
-  _(Forms, "forms", ModeSet{Mode::Eager}, StatedBy::Forms, JudgedBy::Oracle)               \
+  _(Misuse, "misuse", ModeSet{Mode::Eager}, StatedBy::Always, JudgedBy::Oracle)                        \
+  _(Finite, "finite", ModeSet{Mode::Eager}, StatedBy::Finite, JudgedBy::Oracle)                        \
+  _(Forms, "forms", ModeSet{Mode::Eager}, StatedBy::Forms, JudgedBy::Oracle)                           \
   _(Branches, "branches", ModeSet{}, StatedBy::Always, JudgedBy::Pipeline)
 
 enum class Clause : uint8_t {

@@ -62,9 +62,7 @@ void copy_into_one_past_end(at::Tensor& out, const at::Tensor& x) {
 // Declares `out` mutable and never touches it: over-declared, worth a warning only.
 void ignores_out(at::Tensor& out, const at::Tensor& x) {}
 // The schema forgets the `!`: same body as copy_into.
-void copy_into_unannotated(const at::Tensor& out, const at::Tensor& x) {
-  const_cast<at::Tensor&>(out).copy_(x);
-}
+void copy_into_unannotated(const at::Tensor& out, const at::Tensor& x) { const_cast<at::Tensor&>(out).copy_(x); }
 
 // out has padding rows after the first x.size(0) ones; only the first are the op's.
 void copy_prefix(at::Tensor& out, const at::Tensor& x) { out.narrow(0, 0, x.size(0)).copy_(x); }
@@ -182,9 +180,7 @@ TORCH_LIBRARY_IMPL(opc_test, CPU, m) { m.impl("counts_calls", &counts_calls); }
 namespace {
 
 void scale_rows(at::Tensor& out, const at::Tensor& x) { out.copy_(x * 2); }
-void scale_by_amax(at::Tensor& out, const at::Tensor& x) {
-  out.copy_(x.numel() ? x / (x.abs().max() + 1) : x);
-}
+void scale_by_amax(at::Tensor& out, const at::Tensor& x) { out.copy_(x.numel() ? x / (x.abs().max() + 1) : x); }
 
 }  // namespace
 
@@ -215,12 +211,8 @@ TORCH_LIBRARY_IMPL(opc_test, Meta, m) { m.impl("clone_but_last_row", &clone_but_
 // capture-size buffer; a host-side NaN check syncs, which a capture refuses.
 namespace {
 
-at::Tensor row_normalize(const at::Tensor& x) {
-  return x / (x.abs().amax({1}, /*keepdim=*/true) + 1);
-}
-at::Tensor tensor_normalize(const at::Tensor& x) {
-  return x.numel() ? x / (x.abs().max() + 1) : x.clone();
-}
+at::Tensor row_normalize(const at::Tensor& x) { return x / (x.abs().amax({1}, /*keepdim=*/true) + 1); }
+at::Tensor tensor_normalize(const at::Tensor& x) { return x.numel() ? x / (x.abs().max() + 1) : x.clone(); }
 at::Tensor row_normalize_synced(const at::Tensor& x) {
   TORCH_CHECK(!x.isnan().any().item<bool>(), "NaN in input");
   return row_normalize(x);
@@ -307,8 +299,8 @@ TORCH_LIBRARY_FRAGMENT(opc_test, m) {
   for (const char* name : {"add_scaled", "add_scaled_writes_input", "add_scaled_inplace_differs",
                            "add_scaled_inplace_writes_y", "add_scaled_inplace_unmarked"})
     m.def((std::string(name) + "(Tensor x, Tensor y) -> Tensor").c_str());
-  for (const char* name : {"add_scaled", "add_scaled_writes_input", "add_scaled_inplace_differs",
-                           "add_scaled_inplace_writes_y"})
+  for (const char* name :
+       {"add_scaled", "add_scaled_writes_input", "add_scaled_inplace_differs", "add_scaled_inplace_writes_y"})
     m.def((std::string(name) + ".maybe_inplace(Tensor(a0!) x, Tensor y) -> Tensor").c_str());
   m.def("add_scaled_inplace_unmarked.maybe_inplace(Tensor x, Tensor y) -> Tensor");
 }
@@ -356,8 +348,8 @@ at::Tensor loops_when_tallest(const at::Tensor& x) {
 }  // namespace
 
 TORCH_LIBRARY_FRAGMENT(opc_test, m) {
-  for (const char* name : {"segfaults_when_tall", "aborts_when_wide", "traps_when_tall",
-                           "exits_when_wide", "loops_when_tallest"})
+  for (const char* name :
+       {"segfaults_when_tall", "aborts_when_wide", "traps_when_tall", "exits_when_wide", "loops_when_tallest"})
     m.def((std::string(name) + "(Tensor x) -> Tensor").c_str());
 }
 TORCH_LIBRARY_IMPL(opc_test, CPU, m) {
@@ -476,9 +468,7 @@ TORCH_LIBRARY_IMPL(opc_test, CompositeExplicitAutograd, m) {
   m.impl("doubles_retyping_input", &doubles_retyping_input);
 }
 TORCH_LIBRARY_IMPL(opc_test, CPU, m) { m.impl("copy_rows_shrinking_out_in_meta", &copy_rows); }
-TORCH_LIBRARY_IMPL(opc_test, Meta, m) {
-  m.impl("copy_rows_shrinking_out_in_meta", &copy_rows_shrinking_out_in_meta);
-}
+TORCH_LIBRARY_IMPL(opc_test, Meta, m) { m.impl("copy_rows_shrinking_out_in_meta", &copy_rows_shrinking_out_in_meta); }
 
 // A sparse return: no strides, so observing it fails inside the check. Used by the CLI
 // tests of how an error of the check itself is printed (one line, where, no backtrace).
@@ -523,4 +513,34 @@ TORCH_LIBRARY_FRAGMENT(opc_test, m) {
 TORCH_LIBRARY_IMPL(opc_test, CompositeExplicitAutograd, m) {
   m.impl("doubles_in_place_returning", &doubles_in_place_returning);
   m.impl("doubles_in_place_only", &doubles_in_place_only);
+}
+
+// Reads twins: row sums of a [rows, cols] float32 x, read through its strides. The planted
+// op reads one element past each row (cols + 1 of them): into the gap after a row of a
+// row-strided view, and past the view's end on the last row, where the guard band lies.
+namespace {
+
+at::Tensor sums_rows(const at::Tensor& x, int64_t extra) {
+  TORCH_CHECK(x.dim() == 2 && x.scalar_type() == at::kFloat, "x must be a 2-D float32 tensor");
+  at::Tensor out = at::empty({x.size(0)}, x.options());
+  const float* p = x.const_data_ptr<float>();
+  for (int64_t i = 0; i < x.size(0); ++i) {
+    float sum = 0;
+    for (int64_t j = 0; j < x.size(1) + extra; ++j) sum += p[i * x.stride(0) + j * x.stride(1)];
+    out[i] = sum;
+  }
+  return out;
+}
+at::Tensor row_sums(const at::Tensor& x) { return sums_rows(x, 0); }
+at::Tensor row_sums_one_past(const at::Tensor& x) { return sums_rows(x, 1); }
+
+}  // namespace
+
+TORCH_LIBRARY_FRAGMENT(opc_test, m) {
+  m.def("row_sums(Tensor x) -> Tensor");
+  m.def("row_sums_one_past(Tensor x) -> Tensor");
+}
+TORCH_LIBRARY_IMPL(opc_test, CPU, m) {
+  m.impl("row_sums", &row_sums);
+  m.impl("row_sums_one_past", &row_sums_one_past);
 }

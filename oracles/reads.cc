@@ -13,9 +13,12 @@ std::string where_text(const ReadsInput& in) {
   if (in.arg < 0) return "the memory around the arguments' views";
   const std::string view = "the view of '" + in.contract.args[in.arg].name + "'";
   switch (in.where) {
-    case Surroundings::Gaps: return "the gaps between the elements of " + view + " (the elements its strides skip)";
-    case Surroundings::PastEnds: return "the memory before and past the end of " + view;
-    case Surroundings::All: break;
+    case Surroundings::Gaps:
+      return "the gaps between the elements of " + view + " (the elements its strides skip)";
+    case Surroundings::PastEnds:
+      return "the memory before and past the end of " + view;
+    case Surroundings::All:
+      break;
   }
   return "the memory around " + view;
 }
@@ -33,7 +36,8 @@ std::vector<Finding> check_reads(const ReadsInput& in) {
   const Observation& b = in.poisoned;
   if (a.threw || b.threw) {
     if (a.threw == b.threw) return {};
-    return {{Clause::Reads, std::string("whether the op throws") + consequence(in) + ": " + (a.threw ? a.error : b.error)}};
+    return {
+        {Clause::Reads, std::string("whether the op throws") + consequence(in) + ": " + (a.threw ? a.error : b.error)}};
   }
   std::vector<Finding> out;
   for (size_t r = 0; r < a.returns.size() && r < b.returns.size(); ++r) {

@@ -28,13 +28,18 @@ class CaseJudge {
       : ops_(ops), op_(ops.op), contract_(contract), c_(c), facts_(facts) {}
 
   std::vector<Finding> judge(const std::vector<Mode>& modes, std::vector<bool>* written) {
-    if (!asks(modes, Mode::Eager)) {
+    eager_runs_ = asks(modes, Mode::Eager);
+    if (!eager_runs_) {
       if (asks(modes, Mode::Fake) && broken_requires(facts_, contract_).empty()) judge_fake_alone();
       return std::move(found_);
     }
     enter(Mode::Eager);
     if (c_.misuse) {
       judge_misuse();
+      return std::move(found_);
+    }
+    if (c_.fenced) {
+      run_fenced();
       return std::move(found_);
     }
     if (const std::vector<int> broken = broken_requires(facts_, contract_); !broken.empty()) {
@@ -62,7 +67,7 @@ class CaseJudge {
 
   // Whether mode m judges the clause for this contract (spec/contract.h): the one rule the
   // check's plan records as judged.
-  bool judges(Mode m, Clause c) const { return opc::judges(contract_, m, c); }
+  bool judges(Mode m, Clause c) const { return opc::judges(contract_, m, c, eager_runs_); }
 
   void enter(Mode m) {
     current_ = m;
@@ -124,6 +129,16 @@ class CaseJudge {
       add(check_misuse({contract_, op_.annotations, what, handed_facts, handed, valid ? &*valid : nullptr,
                         c_.misuse.kind == MisuseKind::Dtype}),
           Mode::Eager);
+  }
+
+  // The valid call in fenced memory: only whether it faults is asked of it (the worker's
+  // death, judged_death); what it computes is the valid cases' to judge.
+  void run_fenced() {
+    try {
+      run_eager(op_, contract_, c_, materialize(c_, contract_, facts_, Placement::Fenced));
+    } catch (const python::StateHookError&) {
+      // a call the contract's state hook cannot stage: nothing ran
+    }
   }
 
   // The plain valid call (generators/misuse.h) on the values `handed` holds, before the op
@@ -353,11 +368,25 @@ class CaseJudge {
   Mode current_ = Mode::Eager;
   std::vector<Finding> found_;
   std::optional<Materialized> drawn_;  // the case's tensors as drawn, never handed to the op
+  bool eager_runs_ = true;
 };
 
 }  // namespace
 
-Finding judged_death(const Finding& crash, const Case& c, const Contract& contract) {
+Finding judged_death(const Finding& crash, bool hung, const Case& c, const Contract& contract) {
+  if (c.fenced && hung)
+    return {Clause::Crash,
+            crash.message +
+                ", on a call that meets the contract: a caller's mistake made of this call hung first, "
+                "and the call without it hangs too",
+            crash.mode};
+  if (c.fenced)
+    return {Clause::Crash,
+            crash.message +
+                ", on a call that meets the contract, in fenced memory (the page after each tensor's end "
+                "unmapped, as a caller's mistake runs): the op reads or writes past a tensor's end on valid input. "
+                "A caller's mistake made of this call faulted first; the call without it faults too",
+            crash.mode};
   if (!c.misuse) return crash;
   return {Clause::Misuse,
           "the op did not refuse a caller's mistake (" + misuse_text(c, contract) + "): " + crash.message +

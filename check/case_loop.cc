@@ -12,9 +12,10 @@
 
 #include "check/case_draws.h"
 #include "check/shrink_finding.h"
-#include "spec/contract.h"
 #include "generators/case_gen.h"
 #include "generators/layout.h"
+#include "generators/misuse.h"
+#include "spec/contract.h"
 #include "support/names.h"
 #include "support/output_capture.h"
 
@@ -34,8 +35,15 @@ class CaseLoop {
  public:
   CaseLoop(std::shared_ptr<const Contract> contract, const OpBinding& op, const CheckOptions& options,
            const ModePlan& plan, CaseWorker& worker, const KnownHere& known, ContractResult& r)
-      : contract_ptr_(std::move(contract)), contract_(*contract_ptr_), op_(op), options_(options),
-        plan_(plan), worker_(worker), known_(known), r_(r), draws_(contract_ptr_, options.seed, options.targeted, options.misuse && runs_eager(plan)),
+      : contract_ptr_(std::move(contract)),
+        contract_(*contract_ptr_),
+        op_(op),
+        options_(options),
+        plan_(plan),
+        worker_(worker),
+        known_(known),
+        r_(r),
+        draws_(contract_ptr_, options.seed, options.targeted, options.misuse && runs_eager(plan)),
         written_(contract_.args.size(), false) {}
 
   void run() {
@@ -109,14 +117,15 @@ class CaseLoop {
   // generator (`shrinkable`), as it is when it was replayed.
   void run_case(const Case& c, bool breaks, const rc::Shrinkable<Case>* shrinkable, int found_at,
                 const std::string& from_file) {
-    CaseWorker& worker = c.misuse ? misuse_worker() : worker_;  // a corpus case may be a mistake
+    const bool fenced = c.misuse || c.fenced;  // a corpus case may be a mistake, or its valid call fenced
+    CaseWorker& worker = fenced ? misuse_worker() : worker_;
     const auto began = Clock::now();
     const CaseOutcome outcome = worker.run(c);
-    (c.misuse ? r_.seconds.misuse : r_.seconds.cases) += seconds_since(began);
+    (fenced ? r_.seconds.misuse : r_.seconds.cases) += seconds_since(began);
     if (declined(outcome)) return;
     ++r_.cases;
-    if (!breaks && !c.misuse) count_branches(c);
-    if (!c.misuse)
+    if (!breaks && !fenced) count_branches(c);
+    if (!fenced)
       for (const auto& [m, s] : outcome.mode_seconds) r_.seconds.modes[m] += s;
     for (int w : outcome.written) written_[w] = true;
     keep_new_findings(worker, outcome, c, shrinkable, found_at, from_file);
@@ -149,6 +158,9 @@ class CaseLoop {
                                                     : unshrunk(f, c, outcome, shrinkable != nullptr);
       ContractFinding& cf = s.finding;
       cf.mistake = mistake;
+      // A mistake's fault its valid call has too is the valid call's (CaseWorker::run).
+      if (cf.clause == Clause::Crash && cf.minimal && cf.minimal->misuse)
+        cf.minimal = fenced_valid_call(*cf.minimal, contract_);
       if (s.died) cf.output = crash_output(worker, cf);
       r_.seconds.shrinking += seconds_since(began);
       cf.cases_tried = found_at;
@@ -284,23 +296,25 @@ class CaseLoop {
         r_.warnings.push_back("argument '" + a.name + "' is declared mutable but was never written in " +
                               std::to_string(r_.cases) + " cases: an over-declared mutation costs the compiler clones");
     if (draws_.breaks_some() && violating_made_ == 0 && r_.cases >= 10)
-      r_.warnings.push_back("no generated case broke any requires:, so the precondition clause "
-                            "was not checked: let dims or layouts reach inputs that break them");
+      r_.warnings.push_back(
+          "no generated case broke any requires:, so the precondition clause "
+          "was not checked: let dims or layouts reach inputs that break them");
   }
 
   void add_coverage_findings() {
     const std::string in_cases = " in " + std::to_string(r_.cases) + " cases";
     for (size_t b = 0; b < contract_.branches.size(); ++b)
       if (r_.branches[b].second == 0)
-        r_.findings.push_back({Clause::Branches, std::nullopt, "branch '" + contract_.branches[b].name + "' (" +
-                                                   contract_.branches[b].expr.text() + ") was never hit" +
-                                                   in_cases + ": widen the dims or add a favor: value"});
+        r_.findings.push_back({Clause::Branches, std::nullopt,
+                               "branch '" + contract_.branches[b].name + "' (" + contract_.branches[b].expr.text() +
+                                   ") was never hit" + in_cases + ": widen the dims or add a favor: value"});
     for (size_t k = 0; k < contract_.inplace.size(); ++k)
       if (r_.branches[first_inplace_ + k].second == 0)
-        r_.findings.push_back({Clause::Branches, std::nullopt, "the in-place use " + contract_.inplace_text(static_cast<int>(k)) +
-                                                   " (aliasing.inplace) was never made" + in_cases +
-                                                   ": the two never had the same dtype, shape and a layout "
-                                                   "the constraints allow"});
+        r_.findings.push_back({Clause::Branches, std::nullopt,
+                               "the in-place use " + contract_.inplace_text(static_cast<int>(k)) +
+                                   " (aliasing.inplace) was never made" + in_cases +
+                                   ": the two never had the same dtype, shape and a layout "
+                                   "the constraints allow"});
   }
 
   const std::shared_ptr<const Contract> contract_ptr_;
@@ -313,9 +327,9 @@ class CaseLoop {
   std::unique_ptr<CaseWorker> misuse_worker_;  // eager only, forked anew after a finding
   ContractResult& r_;
   CaseDraws draws_;
-  std::vector<bool> written_;        // per argument: some case's eager run wrote it
-  std::set<std::string> seen_;       // clause/mode/mistake already found and shrunk
-  size_t first_inplace_ = 0;         // r_.branches index of the first in-place use
+  std::vector<bool> written_;         // per argument: some case's eager run wrote it
+  std::set<std::string> seen_;        // clause/mode/mistake already found and shrunk
+  size_t first_inplace_ = 0;          // r_.branches index of the first in-place use
   int violating_made_ = 0, ran_ = 0;  // generated cases run: breaking a requires, all
   Clock::time_point start_, last_report_, last_checkpoint_;
 };

@@ -28,6 +28,7 @@ void put_case(WireOut& w, const Case& c) {
   }
   w.u64(c.data_seed).i64(c.inplace);
   w.u64(static_cast<uint64_t>(c.misuse.kind)).i64(c.misuse.arg).i64(c.misuse.dim).i64(c.misuse.value);
+  w.u64(c.fenced);
 }
 
 Case get_case(WireIn& r) {
@@ -54,9 +55,15 @@ Case get_case(WireIn& r) {
       continue;
     }
     switch (r.u64()) {
-      case 0: c.args.emplace_back(ScalarValue{}); break;
-      case 1: c.args.emplace_back(ScalarValue{r.u64() != 0}); break;
-      case 2: c.args.emplace_back(ScalarValue{r.i64()}); break;
+      case 0:
+        c.args.emplace_back(ScalarValue{});
+        break;
+      case 1:
+        c.args.emplace_back(ScalarValue{r.u64() != 0});
+        break;
+      case 2:
+        c.args.emplace_back(ScalarValue{r.i64()});
+        break;
       case 3: {
         const uint64_t bits = r.u64();
         double d;
@@ -64,7 +71,9 @@ Case get_case(WireIn& r) {
         c.args.emplace_back(ScalarValue{d});
         break;
       }
-      default: c.args.emplace_back(ScalarValue{r.str()}); break;
+      default:
+        c.args.emplace_back(ScalarValue{r.str()});
+        break;
     }
   }
   c.data_seed = r.u64();
@@ -73,6 +82,7 @@ Case get_case(WireIn& r) {
   c.misuse.arg = static_cast<int>(r.i64());
   c.misuse.dim = static_cast<int>(r.i64());
   c.misuse.value = r.i64();
+  c.fenced = r.u64() != 0;
   return c;
 }
 

@@ -20,6 +20,7 @@
 #include "check/case_wire.h"
 #include "check/check_error.h"
 #include "check/check_turn.h"
+#include "generators/misuse.h"
 #include "runners/cudagraph_runner.h"
 #include "runners/python/bridge.h"
 
@@ -47,8 +48,7 @@ using Deadline = std::function<std::chrono::steady_clock::time_point()>;
 constexpr std::chrono::seconds kCompileAllowance{600};
 
 int64_t steady_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 
@@ -79,8 +79,7 @@ ReadStatus read_exactly(int fd, char* out, size_t n, const Deadline& deadline) {
 
 ReadStatus read_frame(int fd, std::string& payload, const Deadline& deadline) {
   uint64_t size = 0;
-  if (ReadStatus s = read_exactly(fd, reinterpret_cast<char*>(&size), sizeof size, deadline);
-      s != ReadStatus::Ok)
+  if (ReadStatus s = read_exactly(fd, reinterpret_cast<char*>(&size), sizeof size, deadline); s != ReadStatus::Ok)
     return s;
   payload.assign(size, '\0');
   return read_exactly(fd, payload.data(), size, deadline);
@@ -93,15 +92,13 @@ std::string death_text(int status) {
     return "the op killed the process with signal " + std::to_string(sig) + " (" +
            (name ? std::string("SIG") + name + ", " : std::string()) + strsignal(sig) + ")";
   }
-  if (WIFEXITED(status))
-    return "the op ended the process with exit status " + std::to_string(WEXITSTATUS(status));
+  if (WIFEXITED(status)) return "the op ended the process with exit status " + std::to_string(WEXITSTATUS(status));
   return "the worker process ended (wait status " + std::to_string(status) + ")";
 }
 
 // One case judged in this process: what the worker does for each request, and all that
 // happens without isolation.
-CaseOutcome judge_here(const CaseOps& ops, const Contract& contract, const Case& c,
-                       const std::vector<Mode>& modes) {
+CaseOutcome judge_here(const CaseOps& ops, const Contract& contract, const Case& c, const std::vector<Mode>& modes) {
   CaseOutcome out;
   std::vector<bool> written(contract.args.size(), false);
   try {
@@ -209,7 +206,7 @@ void CaseWorker::start() {
     // inspects model classes in a subprocess, which would outlive a killed worker).
     setpgid(0, 0);
     python::set_state_hook_clock(ops_.off_the_clock);  // a hook's state building is not the op's time
-    const rlimit no_core{0, 0};           // a crashing op is expected here: no core dumps
+    const rlimit no_core{0, 0};                        // a crashing op is expected here: no core dumps
     setrlimit(RLIMIT_CORE, &no_core);
     // Ctrl-C stops the campaign in the parent, which then kills this worker: were the
     // worker to die of it first, the case in flight would read as a crash.
@@ -311,8 +308,18 @@ std::unique_ptr<CaseWorker> CaseWorker::crash_handlers_twin() const {
 CaseOutcome CaseWorker::run(const Case& c) {
   if (!options_.isolate) return judge_here(ops_, contract_, c, modes_);
   CaseOutcome out = run_isolated(c);
+  if (c.misuse && out.worker_died) attribute_fault(c, out);
   if (options_.fresh_after_finding && !out.findings.empty()) stop();
   return out;
+}
+
+void CaseWorker::attribute_fault(const Case& c, CaseOutcome& out) {
+  CaseOutcome valid = run_isolated(fenced_valid_call(c, contract_));
+  if (valid.worker_died) {
+    out = std::move(valid);
+    return;
+  }
+  for (Finding& f : out.findings) f.message += " Without the mistake, the call runs clean in the same memory.";
 }
 
 void CaseWorker::clock_mode(volatile SharedPage* shared) {
@@ -341,7 +348,7 @@ CaseOutcome CaseWorker::run_isolated(const Case& c) {
   out.mode_seconds = settle_mode_clock();
   if (output_) out.output = output_->take();
   if (out.worker_died) {
-    for (Finding& f : out.findings) f = judged_death(f, c, contract_);
+    for (Finding& f : out.findings) f = judged_death(f, out.hung, c, contract_);
     return out;
   }
   WireIn in(reply);
@@ -356,8 +363,7 @@ std::string CaseWorker::cudagraph_unavailable() {
   if (!options_.isolate) return opc::cudagraph_unavailable();
   CaseOutcome died;
   const std::string reply = request('G', "", &died);
-  if (died.worker_died)
-    return "the worker process died while checking for a GPU: " + died.findings[0].message;
+  if (died.worker_died) return "the worker process died while checking for a GPU: " + died.findings[0].message;
   WireIn in(reply);
   in.str();
   return in.str();

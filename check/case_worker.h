@@ -21,9 +21,9 @@
 
 #include "check/bind_ops.h"
 #include "check/options.h"
-#include "spec/contract.h"
 #include "generators/case.h"
 #include "oracles/oracles.h"
+#include "spec/contract.h"
 #include "support/output_capture.h"
 
 namespace opc {
@@ -73,6 +73,10 @@ class CaseWorker {
 
   // Throws CheckError when the worker could not evaluate the case for a reason that is
   // the contract's, not the op's (an expression that fails to evaluate, say).
+  // A caller's mistake that faults or hangs is run again without the mistake, in the same
+  // fenced memory: when that faults or hangs too, the outcome is the valid call's (a `crash`
+  // finding on valid input, Case::fenced), not the mistake's; otherwise the misuse finding
+  // says the valid call runs clean.
   CaseOutcome run(const Case& c);
 
   // Another worker for the same op and contract, for caller's mistakes: eager only, forked
@@ -94,6 +98,8 @@ class CaseWorker {
   void stop();
   std::string request(char kind, const std::string& body, CaseOutcome* died);
   CaseOutcome run_isolated(const Case& c);
+  // Tells a mistake's fault or hang (`out`, a misuse case's death) from the valid call's.
+  void attribute_fault(const Case& c, CaseOutcome& out);
 
   CaseOps ops_;
   const Contract& contract_;

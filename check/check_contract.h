@@ -19,6 +19,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "check/options.h"
 #include "check/result.h"
@@ -26,7 +27,11 @@
 
 namespace opc {
 
-ContractResult check_contract(const Contract& contract, const std::string& target,
-                              const CheckOptions& options);
+ContractResult check_contract(const Contract& contract, const std::string& target, const CheckOptions& options);
+
+// Whether a historical variant (a contract's `regressions:` entry) runs the misuse search:
+// held to the clauses it expects, it makes caller's mistakes only where one is misuse, or
+// crash (a fault on valid input a mistake meets first is a crash, check/case_worker.h).
+bool regression_makes_mistakes(const std::vector<Clause>& expect);
 
 }  // namespace opc

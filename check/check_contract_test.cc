@@ -43,9 +43,9 @@ CheckOptions cpp_paths() {
 
 // A planted regression judged as `check --regressions` judges it: without the misuse
 // search, which has planted ops of its own (tests/contracts/misuse_*.yaml).
-CheckOptions as_regression() {
+CheckOptions as_regression(const std::vector<Clause>& expect = {}) {
   CheckOptions o = cpp_paths();
-  o.misuse = false;
+  o.misuse = regression_makes_mistakes(expect);
   return o;
 }
 
@@ -187,7 +187,7 @@ class PlantedViolation : public CheckDriver, public ::testing::WithParamInterfac
 TEST_P(PlantedViolation, IsCaughtByExactlyItsClause) {
   const Planted& p = GetParam();
   const Contract c = load(p.contract);
-  const ContractResult r = check_contract(c, p.target, as_regression());
+  const ContractResult r = check_contract(c, p.target, as_regression(p.clauses));
   ASSERT_NE(r.verdict, Verdict::Error) << r.error();
   std::vector<Clause> want = p.clauses;
   std::sort(want.begin(), want.end());  // found_clauses lists them in catalogue order
@@ -307,7 +307,11 @@ INSTANTIATE_TEST_SUITE_P(
                 {Clause::Crash},
                 "did not finish within the time limit of 0.3 s per case"},
         Planted{
-            "tests/contracts/forms.yaml", "opc_test::center_heads_last_dim", {Clause::Forms}, "(forms[0]) instead of"}),
+            "tests/contracts/forms.yaml", "opc_test::center_heads_last_dim", {Clause::Forms}, "(forms[0]) instead of"},
+        Planted{"tests/contracts/misuse_attribution.yaml",
+                "opc_test::copy_rows_overreading",
+                {Clause::Crash},
+                "the op reads or writes past a tensor's end on valid input"}),
     [](const ::testing::TestParamInfo<Planted>& info) {
       std::string c = info.param.contract;
       const std::string t = info.param.target;
@@ -333,7 +337,7 @@ INSTANTIATE_TEST_SUITE_P(Oracles, CleanTwin,
                                            "tests/contracts/compiled_returns.yaml",
                                            "tests/contracts/compiled_mutating.yaml", "tests/contracts/determinism.yaml",
                                            "tests/contracts/reads.yaml", "tests/contracts/padding.yaml",
-                                           "tests/contracts/forms.yaml"),
+                                           "tests/contracts/forms.yaml", "tests/contracts/misuse_attribution.yaml"),
                          [](const ::testing::TestParamInfo<const char*>& info) {
                            std::string f = info.param;
                            f = f.substr(f.rfind('/') + 1);

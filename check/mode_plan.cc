@@ -25,18 +25,17 @@ std::string cudagraph_unavailable_for(const OpBinding& op, CaseWorker& worker) {
 
 std::map<Mode, std::string> ran_as_text(const CaseOps& ops) {
   std::map<Mode, std::string> ran_as;
-  ran_as[Mode::Fake] = ops.real_pytorch
-                           ? "PyTorch's FakeTensorMode (its Python fakes and Meta kernels), static and "
-                             "symbolic sizes"
-                           : "the op's C++ Meta kernel on concrete sizes, not PyTorch's FakeTensorMode (" +
-                                 ops.without_pytorch + ")";
-  ran_as[Mode::Compiled] = ops.real_pytorch
-                               ? "torch.compile (aot_eager and inductor, fullgraph, dynamic; up to " +
-                                     std::to_string(kTorchCompileGraphBudget) +
-                                     " graphs per backend, cases needing more ran in the model only) and "
-                                     "opcontract's C++ model of it"
-                               : "opcontract's C++ model of torch.compile only, not torch.compile itself (" +
-                                     ops.without_pytorch + ")";
+  ran_as[Mode::Fake] = ops.real_pytorch ? "PyTorch's FakeTensorMode (its Python fakes and Meta kernels), static and "
+                                          "symbolic sizes"
+                                        : "the op's C++ Meta kernel on concrete sizes, not PyTorch's FakeTensorMode (" +
+                                              ops.without_pytorch + ")";
+  ran_as[Mode::Compiled] =
+      ops.real_pytorch
+          ? "torch.compile (aot_eager and inductor, fullgraph, dynamic; up to " +
+                std::to_string(kTorchCompileGraphBudget) +
+                " graphs per backend, cases needing more ran in the model only) and "
+                "opcontract's C++ model of it"
+          : "opcontract's C++ model of torch.compile only, not torch.compile itself (" + ops.without_pytorch + ")";
   return ran_as;
 }
 
@@ -52,13 +51,9 @@ std::string real_runs_unavailable(const Contract& contract, CaseWorker& worker) 
 
 }  // namespace
 
-ModePlan plan_modes(const Contract& contract, const std::vector<Mode>& asked, const CaseOps& ops,
-                    CaseWorker& worker) {
+ModePlan plan_modes(const Contract& contract, const std::vector<Mode>& asked, const CaseOps& ops, CaseWorker& worker) {
   ModePlan plan{{}, {}, ran_as_text(ops), {}};
   const std::string no_real_runs = real_runs_unavailable(contract, worker);
-  for (Mode m : kAllModes)
-    for (const ClauseInfo& c : kClauses)
-      if (judges(contract, m, c.clause)) plan.judged[m].push_back(c.clause);
   for (Mode m : kAllModes) {
     if (m == Mode::Eager && !contract.skip.count(m) && no_real_runs.empty()) {  // the base of every other mode
       plan.run.push_back(m);
@@ -67,15 +62,16 @@ ModePlan plan_modes(const Contract& contract, const std::vector<Mode>& asked, co
     std::string why;
     if (auto skip = contract.skip.find(m); skip != contract.skip.end())
       why = std::string(kSkippedByContract) + ": " + skip->second;
-    else if (!asked.empty() && std::find(asked.begin(), asked.end(), m) == asked.end())
-      why = "left out by --modes";
-    else if (m != Mode::Fake && !no_real_runs.empty())
-      why = no_real_runs;
-    else if (m == Mode::Cudagraph)
-      why = cudagraph_unavailable_for(ops.op, worker);
+    else if (!asked.empty() && std::find(asked.begin(), asked.end(), m) == asked.end()) why = "left out by --modes";
+    else if (m != Mode::Fake && !no_real_runs.empty()) why = no_real_runs;
+    else if (m == Mode::Cudagraph) why = cudagraph_unavailable_for(ops.op, worker);
     if (why.empty()) plan.run.push_back(m);
     else plan.not_run[m] = why;
   }
+  const bool eager_runs = !plan.run.empty() && plan.run.front() == Mode::Eager;
+  for (Mode m : kAllModes)
+    for (const ClauseInfo& c : kClauses)
+      if (judges(contract, m, c.clause, eager_runs)) plan.judged[m].push_back(c.clause);
   return plan;
 }
 

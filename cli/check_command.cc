@@ -11,14 +11,14 @@
 #include <thread>
 
 #include "check/check_contract.h"
+#include "cli/command.h"
 #include "generators/admission.h"
 #include "generators/recording.h"
-#include "cli/command.h"
 #include "reports/known_file.h"
 #include "reports/run_report.h"
-#include "support/platform.h"
 #include "runners/op_binding.h"
 #include "support/atomic_file.h"
+#include "support/platform.h"
 
 namespace opc::cli {
 namespace {
@@ -141,9 +141,7 @@ std::vector<RunEntry> check_all(const std::vector<std::shared_ptr<const Contract
     CheckOptions own = options;
     own.known = known_for(known, p.contract->file, p.target);
     if (!p.regression) own.replay_first = recorded_cases(*p.contract, recorded, own.seed);
-    // A historical variant is held to the clauses it is listed for; misuse only when that is one.
-    own.misuse = a.misuse && (!p.regression || std::find(p.regression->expect.begin(), p.regression->expect.end(),
-                                                         Clause::Misuse) != p.regression->expect.end());
+    own.misuse = a.misuse && (!p.regression || regression_makes_mistakes(p.regression->expect));
     RunEntry& e = run[i];
     e.contract = p.contract;
     e.regression = p.regression;
@@ -152,8 +150,8 @@ std::vector<RunEntry> check_all(const std::vector<std::shared_ptr<const Contract
     for (const auto& r : own.replay_first) admitted.push_back(r.c);
     e.result = check_contract(admitted.empty() ? *p.contract : favouring_calls(*p.contract, admitted), p.target, own);
     if (tty && e.result.cases >= 64) std::fprintf(stderr, "\r\033[K");
-    e.replay_base = quote(session.self) + " check " + quote(p.contract->file) + " --target " + quote(p.target) +
-                    library_flags(a);
+    e.replay_base =
+        quote(session.self) + " check " + quote(p.contract->file) + " --target " + quote(p.target) + library_flags(a);
     // A recorded call replays with the recording it came from, before one generated case.
     e.case_replay_base = e.replay_base + " --cases 1 --seed " + std::to_string(own.seed) + " --traffic";
     settle_entry(e);
@@ -179,8 +177,8 @@ Tally tally(const std::vector<RunEntry>& run) {
 
 // The closing line: how many held (or were caught as expected), and which did not run.
 void print_tally(const Args& a, const Tally& t, size_t entries) {
-  std::cout << "\n" << (a.regressions ? "regressions caught as expected: " : "contracts holding: ") << t.ok << "/"
-            << entries;
+  std::cout << "\n"
+            << (a.regressions ? "regressions caught as expected: " : "contracts holding: ") << t.ok << "/" << entries;
   if (t.not_run) std::cout << " (" << t.not_run << " not run)";
   if (t.errors) std::cout << " (" << t.errors << " error" << (t.errors > 1 ? "s" : "") << ")";
   std::cout << "\n";

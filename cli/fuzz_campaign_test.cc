@@ -8,9 +8,9 @@
 #include <sstream>
 
 #include "check/check_contract.h"
-#include "tests/cli_run.h"
-#include "spec/contract_loader.h"
 #include "generators/case_file.h"
+#include "spec/contract_loader.h"
+#include "tests/cli_run.h"
 
 namespace opc {
 namespace {
@@ -46,7 +46,8 @@ TEST(CaseFile, RoundTripsThroughTheContract) {
   ASSERT_FALSE(r.findings.empty());
   const ContractFinding& f = r.findings[0];
   const std::string path = fresh_dir("case_file_roundtrip.yaml");
-  write_case_file(path, {"", kChunk, kBuggyChunk, f.clause, f.mode, f.message, r.seed, static_cast<int>(f.cases_tried), {}},
+  write_case_file(path,
+                  {"", kChunk, kBuggyChunk, f.clause, f.mode, f.message, r.seed, static_cast<int>(f.cases_tried), {}},
                   *f.minimal, c);
   const CaseFileRecord back = read_case_file(path);
   EXPECT_EQ(back.contract, kChunk);
@@ -56,6 +57,39 @@ TEST(CaseFile, RoundTripsThroughTheContract) {
   const Case again = parse_case(back, c);
   EXPECT_EQ(describe(again, c), describe(*f.minimal, c));
   EXPECT_EQ(again.data_seed, f.minimal->data_seed);
+}
+
+// A fault on valid input that a caller's mistake met first: its minimal case is the valid
+// call in fenced memory, which the case file keeps and which replays as the same crash.
+TEST(CaseFile, AFencedValidCallKeepsItsMemoryAndReplaysTheFault) {
+  const Contract c = load("tests/contracts/misuse_attribution.yaml");
+  const ContractResult r = check_contract(c, "opc_test::copy_rows_overreading", {});
+  ASSERT_EQ(r.findings.size(), 1u) << (r.findings.empty() ? r.error() : r.findings.back().message);
+  const ContractFinding& f = r.findings[0];
+  EXPECT_EQ(f.clause, Clause::Crash);
+  ASSERT_TRUE(f.minimal && f.minimal->fenced && !f.minimal->misuse) << f.message;
+  const std::string path = fresh_dir("case_file_fenced.yaml");
+  write_case_file(path,
+                  {"",
+                   "tests/contracts/misuse_attribution.yaml",
+                   "opc_test::copy_rows_overreading",
+                   f.clause,
+                   f.mode,
+                   f.message,
+                   r.seed,
+                   static_cast<int>(f.cases_tried),
+                   {}},
+                  *f.minimal, c);
+  EXPECT_NE(read(path).find(R"("memory":"fenced")"), std::string::npos) << read(path);
+  const Case again = parse_case(read_case_file(path), c);
+  EXPECT_TRUE(again.fenced);
+  EXPECT_NE(describe(again, c).find("| in fenced memory"), std::string::npos);
+  CheckOptions replay;
+  replay.replay_first = {{path, again}};
+  replay.cases = 0;
+  const ContractResult back = check_contract(c, "opc_test::copy_rows_overreading", replay);
+  ASSERT_EQ(back.findings.size(), 1u);
+  EXPECT_EQ(back.findings[0].clause, Clause::Crash);
 }
 
 // An in-place finding's case names its aliasing, and replays with it.
@@ -69,8 +103,16 @@ TEST(CaseFile, AnInPlaceCaseKeepsItsAliasing) {
   EXPECT_EQ(f.clause, Clause::Alias);
   ASSERT_EQ(f.minimal->inplace, 0);
   const std::string path = fresh_dir("case_file_inplace.yaml");
-  write_case_file(path, {"", "tests/contracts/inplace.yaml", "opc_test::add_first_row_rowwise", f.clause, f.mode,
-                         f.message, r.seed, static_cast<int>(f.cases_tried), {}},
+  write_case_file(path,
+                  {"",
+                   "tests/contracts/inplace.yaml",
+                   "opc_test::add_first_row_rowwise",
+                   f.clause,
+                   f.mode,
+                   f.message,
+                   r.seed,
+                   static_cast<int>(f.cases_tried),
+                   {}},
                   *f.minimal, c);
   EXPECT_NE(read(path).find(R"("inplace":["out","x"])"), std::string::npos) << read(path);
   const Case again = parse_case(read_case_file(path), c);
@@ -107,7 +149,8 @@ TEST(CaseFile, ACaseThatDoesNotFitItsContractIsRefused) {
 std::set<std::string> finding_keys(const ContractResult& r, const Contract& c) {
   std::set<std::string> keys;
   for (const auto& f : r.findings)
-    keys.insert(to_string(f.clause) + "/" + (f.mode ? to_string(*f.mode) : "") + " @" + std::to_string(f.cases_tried) + " " + describe(*f.minimal, c));
+    keys.insert(to_string(f.clause) + "/" + (f.mode ? to_string(*f.mode) : "") + " @" + std::to_string(f.cases_tried) +
+                " " + describe(*f.minimal, c));
   return keys;
 }
 
@@ -126,9 +169,8 @@ TEST(Shards, TwoShardsMergedFindWhatOneRunFinds) {
       EXPECT_EQ(r.next_case, 60);
       // Merge as `opcontract report` does: per clause and mode the earliest case wins.
       for (const auto& f : r.findings) {
-        auto same = std::find_if(merged.findings.begin(), merged.findings.end(), [&](const ContractFinding& g) {
-          return g.clause == f.clause && g.mode == f.mode;
-        });
+        auto same = std::find_if(merged.findings.begin(), merged.findings.end(),
+                                 [&](const ContractFinding& g) { return g.clause == f.clause && g.mode == f.mode; });
         if (same == merged.findings.end()) merged.findings.push_back(f);
         else if (f.cases_tried < same->cases_tried) *same = f;
       }
@@ -152,8 +194,8 @@ TEST(Fuzz, TwoShardsReportedTogetherEqualOneRun) {
   ASSERT_EQ(run(campaign + "/s1 --shard 1/2").exit, 1);
   Result r = run("report " + dir + "/one/results.json --out " + dir + "/report-one");
   ASSERT_EQ(r.exit, 0) << r.output;
-  r = run("report " + dir + "/s0/results.shard-0-of-2.json " + dir + "/s1/results.shard-1-of-2.json --out " +
-          dir + "/report-shards");
+  r = run("report " + dir + "/s0/results.shard-0-of-2.json " + dir + "/s1/results.shard-1-of-2.json --out " + dir +
+          "/report-shards");
   ASSERT_EQ(r.exit, 0) << r.output;
   EXPECT_CONTAINS(summary_body(dir + "/report-one"), "alias (eager)");
   EXPECT_EQ(summary_body(dir + "/report-shards"), summary_body(dir + "/report-one"));
@@ -162,11 +204,12 @@ TEST(Fuzz, TwoShardsReportedTogetherEqualOneRun) {
 
 TEST(Fuzz, TheCorpusIsReplayedBeforeAnyNewCase) {
   const std::string dir = fresh_dir("fuzz_corpus_first");
-  const std::string common = "fuzz " + kChunk + " --target " + kBuggyChunk + " --corpus " + dir +
-                             "/corpus --out " + dir + "/out --cases 30";
+  const std::string common =
+      "fuzz " + kChunk + " --target " + kBuggyChunk + " --corpus " + dir + "/corpus --out " + dir + "/out --cases 30";
   Result r = run(common);
   EXPECT_EQ(r.exit, 1) << r.output;
-  EXPECT_CONTAINS(r.output, "new alias finding saved to " + dir + "/corpus/contracts_vllm_sequence_parallel_chunk_impl/");
+  EXPECT_CONTAINS(r.output,
+                  "new alias finding saved to " + dir + "/corpus/contracts_vllm_sequence_parallel_chunk_impl/");
   const fs::path saved = fs::path(dir) / "corpus/contracts_vllm_sequence_parallel_chunk_impl" /
                          "opc_regress__sequence_parallel_chunk_impl_pr44130-alias-eager.yaml";
   ASSERT_TRUE(fs::exists(saved)) << r.output;
@@ -225,9 +268,9 @@ TEST(Fuzz, CtrlCStopsCleanlyAndKeepsTheResults) {
   fs::create_directories(dir);
   // SIGINT once the campaign has started (its first line), however slow the start is.
   const std::string log = dir + "/log";
-  const std::string cmd = "cd " + shell_quote(OPC_SOURCE_DIR) + " && { " + shell_quote(OPC_BINARY) +
-                          " fuzz " + kChunk + " --time 120 --out " + dir + " > " + log + " 2>&1 & pid=$!; " +
-                          "while ! grep -q 'fuzzing' " + log + "; do sleep 0.1; done; sleep 1; " +
+  const std::string cmd = "cd " + shell_quote(OPC_SOURCE_DIR) + " && { " + shell_quote(OPC_BINARY) + " fuzz " + kChunk +
+                          " --time 120 --out " + dir + " > " + log + " 2>&1 & pid=$!; " + "while ! grep -q 'fuzzing' " +
+                          log + "; do sleep 0.1; done; sleep 1; " +
                           "kill -INT $pid; wait $pid; echo \"exit $?\"; cat " + log + "; }";
   const std::string output = run_shell(cmd).output;
   EXPECT_CONTAINS(output, "exit 130");
@@ -244,8 +287,8 @@ TEST(Fuzz, ASigkilledCampaignResumesWhereItWas) {
   fs::create_directories(dir);
   const std::string log = dir + "/log";
   // The C++ paths only: this is about the campaign's state, not the modes' cost.
-  const std::string fuzz = shell_quote(OPC_BINARY) + " fuzz " + kChunk +
-                           " contracts/vllm/rms_norm.yaml --time 60 --no-python --out " + dir;
+  const std::string fuzz =
+      shell_quote(OPC_BINARY) + " fuzz " + kChunk + " contracts/vllm/rms_norm.yaml --time 60 --no-python --out " + dir;
   // SIGKILL 5 s after the campaign started (its first line), however slow the start is.
   const std::string cmd = "cd " + shell_quote(OPC_SOURCE_DIR) + " && { " + fuzz + " > " + log +
                           " 2>&1 & pid=$!; while ! grep -q 'fuzzing' " + log +
@@ -259,8 +302,8 @@ TEST(Fuzz, ASigkilledCampaignResumesWhereItWas) {
   EXPECT_CONTAINS(read(fs::path(dir) / "results.json"), "opc_vllm::sequence_parallel_chunk_impl");
   // The same command goes on from there (stopped again at once: only the resume matters).
   const Result r = run_shell("cd " + shell_quote(OPC_SOURCE_DIR) + " && timeout -s INT 3 " + fuzz);
-  EXPECT_CONTAINS(r.output, "resuming opc_vllm::sequence_parallel_chunk_impl at generated case " +
-                                std::to_string(saved + 1));
+  EXPECT_CONTAINS(r.output,
+                  "resuming opc_vllm::sequence_parallel_chunk_impl at generated case " + std::to_string(saved + 1));
 }
 
 TEST(Fuzz, UsageErrors) {

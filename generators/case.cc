@@ -36,12 +36,21 @@ void write_misuse(JsonWriter& w, const Misuse& m, const Contract& contract) {
       w.key("dim").value(m.dim);
       w.key("change").value(size_change_name(static_cast<SizeChange>(m.value)));
       break;
-    case MisuseKind::Rank: w.key("change").value(m.value); break;
-    case MisuseKind::Dtype: w.key("dtype").value(dtype_name(static_cast<c10::ScalarType>(m.value))); break;
-    case MisuseKind::Layout: w.key("layout").value(to_string(static_cast<Layout>(m.value))); break;
+    case MisuseKind::Rank:
+      w.key("change").value(m.value);
+      break;
+    case MisuseKind::Dtype:
+      w.key("dtype").value(dtype_name(static_cast<c10::ScalarType>(m.value)));
+      break;
+    case MisuseKind::Layout:
+      w.key("layout").value(to_string(static_cast<Layout>(m.value)));
+      break;
     case MisuseKind::Index:
-    case MisuseKind::Scalar: w.key("value").value(m.value); break;  // a str scalar's: 0, unused
-    case MisuseKind::None: break;
+    case MisuseKind::Scalar:
+      w.key("value").value(m.value);
+      break;  // a str scalar's: 0, unused
+    case MisuseKind::None:
+      break;
   }
   w.end_object();
 }
@@ -56,8 +65,7 @@ std::string shape_text(const std::vector<int64_t>& sizes) {
 
 std::string describe(const Case& c, const Contract& contract) {
   std::string s;
-  for (const auto& v : contract.values)
-    s += (s.empty() ? "" : " ") + v.name + "=" + std::to_string(c.values[v.slot]);
+  for (const auto& v : contract.values) s += (s.empty() ? "" : " ") + v.name + "=" + std::to_string(c.values[v.slot]);
   s += s.empty() ? "" : " |";
   for (size_t i = 0; i < contract.args.size(); ++i) {
     s += (i ? ", " : " ") + contract.args[i].name + ": ";
@@ -80,6 +88,7 @@ std::string describe(const Case& c, const Contract& contract) {
   }
   if (c.inplace >= 0) s += " | in place: " + contract.inplace_text(c.inplace);
   if (c.misuse) s += " | misuse: " + misuse_text(c, contract);
+  if (c.fenced) s += " | in fenced memory";
   return s;
 }
 
@@ -126,6 +135,7 @@ std::string case_json(const Case& c, const Contract& contract) {
     w.key("inplace").begin_array().value(contract.args[s.into].name).value(contract.args[s.from].name).end_array();
   }
   if (c.misuse) write_misuse(w, c.misuse, contract);
+  if (c.fenced) w.key("memory").value("fenced");
   w.key("data_seed").value(c.data_seed);
   w.end_object();
   return w.str();

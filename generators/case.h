@@ -75,6 +75,9 @@ struct Case {
   // other's tensor. -1: separate tensors only.
   int inplace = -1;
   Misuse misuse;  // None: a valid call
+  // A valid call run in fenced memory, as a caller's mistake is (runners/materialize.h):
+  // how a mistake's fault is told from one the valid call has too (check/case_worker.h).
+  bool fenced = false;
 };
 
 // One line, e.g. "tp_size=2 tp_rank=0 seq_len=4 hidden=1 | x: float32[4, 1] contiguous".

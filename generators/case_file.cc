@@ -2,12 +2,12 @@
 
 #include <filesystem>
 
-#include "spec/text_guard.h"
-#include "spec/yaml_loc.h"
 #include "generators/case_gen.h"
 #include "generators/edge_values.h"
 #include "generators/misuse.h"
 #include "generators/view_carve.h"
+#include "spec/text_guard.h"
+#include "spec/yaml_loc.h"
 #include "support/atomic_file.h"
 #include "support/json_writer.h"
 
@@ -32,7 +32,7 @@ T as(const std::string& file, const YAML::Node& n, const std::string& what) {
 ScalarValue scalar_of(const std::string& file, const YAML::Node& n, const ArgSpec& a) {
   if (!n.IsScalar()) throw ContractError(yaml_loc(file, n), "args." + a.name + " must be a scalar");
   // The case holds the same kind of value the contract chose from (or computes).
-  const size_t kind = !a.from_dims ? a.choices.front().index()
+  const size_t kind = !a.from_dims                            ? a.choices.front().index()
                       : a.from_dims->type() == ExprType::Bool ? ScalarValue(false).index()
                                                               : ScalarValue(int64_t{0}).index();
   const std::string what = "args." + a.name;
@@ -40,10 +40,14 @@ ScalarValue scalar_of(const std::string& file, const YAML::Node& n, const ArgSpe
     case 0:
       if (n.Scalar() != "default") throw ContractError(yaml_loc(file, n), what + " must be \"default\"");
       return ScalarValue{};
-    case 1: return as<bool>(file, n, what);
-    case 2: return as<int64_t>(file, n, what);
-    case 3: return as<double>(file, n, what);
-    default: return n.Scalar();
+    case 1:
+      return as<bool>(file, n, what);
+    case 2:
+      return as<int64_t>(file, n, what);
+    case 3:
+      return as<double>(file, n, what);
+    default:
+      return n.Scalar();
   }
 }
 
@@ -93,11 +97,14 @@ Misuse misuse_of(const std::string& file, const YAML::Node& n, const Contract& c
       m.dim = as<int>(file, need(file, n, "dim"), "misuse.dim");
       const YAML::Node change = need(file, n, "change");
       const auto ch = parse_size_change(as<std::string>(file, change, "misuse.change"));
-      if (!ch) throw ContractError(yaml_loc(file, change), "misuse.change must be minus_one, to_zero, plus_one or double");
+      if (!ch)
+        throw ContractError(yaml_loc(file, change), "misuse.change must be minus_one, to_zero, plus_one or double");
       m.value = static_cast<int64_t>(*ch);
       break;
     }
-    case MisuseKind::Rank: m.value = as<int64_t>(file, need(file, n, "change"), "misuse.change"); break;
+    case MisuseKind::Rank:
+      m.value = as<int64_t>(file, need(file, n, "change"), "misuse.change");
+      break;
     case MisuseKind::Dtype: {
       const YAML::Node dtype = need(file, n, "dtype");
       const auto d = parse_dtype(as<std::string>(file, dtype, "misuse.dtype"));
@@ -113,8 +120,11 @@ Misuse misuse_of(const std::string& file, const YAML::Node& n, const Contract& c
       break;
     }
     case MisuseKind::Index:
-    case MisuseKind::Scalar: m.value = as<int64_t>(file, need(file, n, "value"), "misuse.value"); break;
-    case MisuseKind::None: break;
+    case MisuseKind::Scalar:
+      m.value = as<int64_t>(file, need(file, n, "value"), "misuse.value");
+      break;
+    case MisuseKind::None:
+      break;
   }
   return m;
 }
@@ -129,8 +139,7 @@ bool stays_inside(const std::string& path) {
   return true;
 }
 
-void write_case_file(const std::string& path, const CaseFileRecord& r, const Case& c,
-                     const Contract& contract) {
+void write_case_file(const std::string& path, const CaseFileRecord& r, const Case& c, const Contract& contract) {
   JsonWriter w;
   w.begin_object();
   w.key("contract").value(r.contract);
@@ -142,13 +151,10 @@ void write_case_file(const std::string& path, const CaseFileRecord& r, const Cas
   w.key("message").value(r.message);
   w.key("case").raw(case_json(c, contract));
   w.end_object();
-  write_file_atomically(path, "# opcontract case: replay with `opcontract replay " + path + "`\n" +
-                                  w.str() + "\n");
+  write_file_atomically(path, "# opcontract case: replay with `opcontract replay " + path + "`\n" + w.str() + "\n");
 }
 
-CaseFileRecord read_case_file(const std::string& path) {
-  return read_case_text(read_contract_file(path), path);
-}
+CaseFileRecord read_case_file(const std::string& path) { return read_case_text(read_contract_file(path), path); }
 
 CaseFileRecord read_case_text(const std::string& text, const std::string& path) {
   YAML::Node root;
@@ -205,6 +211,11 @@ Case parse_case(const CaseFileRecord& r, const Contract& contract) {
                                                "' as '" + from + "' (aliasing.inplace)");
   }
   if (const YAML::Node m = n["misuse"]) c.misuse = misuse_of(f, m, contract);
+  if (const YAML::Node m = n["memory"]) {
+    if (as<std::string>(f, m, "memory") != "fenced")
+      throw ContractError(yaml_loc(f, m), "memory must be \"fenced\" (a valid call in fenced memory), or left out");
+    c.fenced = true;
+  }
   std::string why;
   try {  // views lie where the contract's view: puts them at the case's dims
     carve_views(c, contract);

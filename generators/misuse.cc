@@ -11,16 +11,20 @@
 namespace opc {
 namespace {
 
-constexpr Layout kLayouts[] = {Layout::Contiguous, Layout::Narrow,   Layout::Transposed, Layout::RowStrided,
+constexpr Layout kLayouts[] = {Layout::Contiguous, Layout::Narrow,   Layout::Transposed,   Layout::RowStrided,
                                Layout::Misaligned, Layout::Expanded, Layout::InnerStrided, Layout::Permuted};
 
 // The slack a layout is made with when a misuse picks it (pick_tensor draws it otherwise).
 int64_t default_slack(Layout l) {
   switch (l) {
-    case Layout::Narrow: return 2;
-    case Layout::RowStrided: return 3;
-    case Layout::Misaligned: return 1;
-    default: return 0;
+    case Layout::Narrow:
+      return 2;
+    case Layout::RowStrided:
+      return 3;
+    case Layout::Misaligned:
+      return 1;
+    default:
+      return 0;
   }
 }
 
@@ -37,31 +41,49 @@ std::vector<c10::ScalarType> plausible_dtypes(c10::ScalarType t) {
 // The largest value of an integer dtype, capped where a kernel would only read garbage.
 int64_t huge_for(c10::ScalarType t) {
   switch (t) {
-    case c10::ScalarType::Char: return std::numeric_limits<int8_t>::max();
-    case c10::ScalarType::Byte: return std::numeric_limits<uint8_t>::max();
-    case c10::ScalarType::Short: return std::numeric_limits<int16_t>::max();
-    case c10::ScalarType::Int: return std::numeric_limits<int32_t>::max();
-    default: return int64_t{1} << 40;
+    case c10::ScalarType::Char:
+      return std::numeric_limits<int8_t>::max();
+    case c10::ScalarType::Byte:
+      return std::numeric_limits<uint8_t>::max();
+    case c10::ScalarType::Short:
+      return std::numeric_limits<int16_t>::max();
+    case c10::ScalarType::Int:
+      return std::numeric_limits<int32_t>::max();
+    default:
+      return int64_t{1} << 40;
   }
 }
 
 bool fits(int64_t v, c10::ScalarType t) {
   switch (t) {
-    case c10::ScalarType::Char: return v >= INT8_MIN && v <= INT8_MAX;
-    case c10::ScalarType::Byte: return v >= 0 && v <= UINT8_MAX;
-    case c10::ScalarType::Short: return v >= INT16_MIN && v <= INT16_MAX;
-    case c10::ScalarType::Int: return v >= INT32_MIN && v <= INT32_MAX;
-    default: return true;
+    case c10::ScalarType::Char:
+      return v >= INT8_MIN && v <= INT8_MAX;
+    case c10::ScalarType::Byte:
+      return v >= 0 && v <= UINT8_MAX;
+    case c10::ScalarType::Short:
+      return v >= INT16_MIN && v <= INT16_MAX;
+    case c10::ScalarType::Int:
+      return v >= INT32_MIN && v <= INT32_MAX;
+    default:
+      return true;
   }
 }
 
 std::optional<int64_t> changed_size(int64_t s, SizeChange change) {
   int64_t to = s;
   switch (change) {
-    case SizeChange::MinusOne: to = s - 1; break;
-    case SizeChange::ToZero: to = 0; break;
-    case SizeChange::PlusOne: to = s + 1; break;
-    case SizeChange::Double: to = 2 * s; break;
+    case SizeChange::MinusOne:
+      to = s - 1;
+      break;
+    case SizeChange::ToZero:
+      to = 0;
+      break;
+    case SizeChange::PlusOne:
+      to = s + 1;
+      break;
+    case SizeChange::Double:
+      to = 2 * s;
+      break;
   }
   if (to < 0 || to == s) return std::nullopt;
   return to;
@@ -215,7 +237,8 @@ std::optional<Case> apply_misuse(const Case& c, const Contract& contract) {
   if (t->layout == Layout::View && (m.kind == MisuseKind::Size || m.kind == MisuseKind::Dtype))
     t->layout = Layout::Contiguous;
   switch (m.kind) {
-    case MisuseKind::None: break;
+    case MisuseKind::None:
+      break;
     case MisuseKind::Size: {
       if (m.dim < 0 || m.dim >= static_cast<int>(t->sizes.size())) return std::nullopt;
       const std::optional<int64_t> to = changed_size(t->sizes[m.dim], static_cast<SizeChange>(m.value));
@@ -245,7 +268,8 @@ std::optional<Case> apply_misuse(const Case& c, const Contract& contract) {
       t->slack = default_slack(l);
       break;
     }
-    case MisuseKind::Scalar: return std::nullopt;  // a tensor argument
+    case MisuseKind::Scalar:
+      return std::nullopt;  // a tensor argument
     case MisuseKind::Index:
       if (!is_integral(t->dtype) || t->sizes.empty() || !fits(m.value, t->dtype)) return std::nullopt;
       if (std::find(t->sizes.begin(), t->sizes.end(), 0) != t->sizes.end()) return std::nullopt;  // no element
@@ -278,6 +302,12 @@ Case plain_valid_call(const Case& c, const Contract& contract) {
   return k;
 }
 
+Case fenced_valid_call(const Case& c, const Contract& contract) {
+  Case k = plain_valid_call(c, contract);
+  k.fenced = true;
+  return k;
+}
+
 std::string misuse_text(const Case& c, const Contract& contract) {
   const Misuse& m = c.misuse;
   if (!m || m.arg < 0 || m.arg >= static_cast<int>(contract.args.size())) return "";
@@ -293,7 +323,8 @@ std::string misuse_text(const Case& c, const Contract& contract) {
   if (!t || !h) return a.name + ": a misuse that does not apply to this case";
   switch (m.kind) {
     case MisuseKind::None:
-    case MisuseKind::Scalar: return "";
+    case MisuseKind::Scalar:
+      return "";
     case MisuseKind::Size: {
       static const char* const kWords[] = {"one smaller", "zero", "one larger", "doubled"};
       return a.name + ": size of dim " + std::to_string(m.dim) + " " + kWords[m.value] + " (" +
@@ -325,10 +356,14 @@ std::string misuse_text(const Case& c, const Contract& contract) {
 
 const char* size_change_name(SizeChange change) {
   switch (change) {
-    case SizeChange::MinusOne: return "minus_one";
-    case SizeChange::ToZero: return "to_zero";
-    case SizeChange::PlusOne: return "plus_one";
-    case SizeChange::Double: return "double";
+    case SizeChange::MinusOne:
+      return "minus_one";
+    case SizeChange::ToZero:
+      return "to_zero";
+    case SizeChange::PlusOne:
+      return "plus_one";
+    case SizeChange::Double:
+      return "double";
   }
   return "?";
 }
@@ -342,7 +377,8 @@ std::optional<SizeChange> parse_size_change(const std::string& name) {
 std::string misuse_misfit(const Case& c, const Contract& contract) {
   const Misuse& m = c.misuse;
   if (!m) return "";
-  if (m.arg < 0 || m.arg >= static_cast<int>(contract.args.size())) return "its misuse names no argument of the contract";
+  if (m.arg < 0 || m.arg >= static_cast<int>(contract.args.size()))
+    return "its misuse names no argument of the contract";
   if ((m.kind == MisuseKind::Scalar) == contract.args[m.arg].is_tensor)
     return m.kind == MisuseKind::Scalar ? "its scalar misuse names a tensor argument"
                                         : "its misuse names no tensor argument of the contract";

@@ -31,8 +31,8 @@
 #include <string>
 #include <vector>
 
-#include "spec/contract.h"
 #include "generators/case.h"
+#include "spec/contract.h"
 
 namespace opc {
 
@@ -61,6 +61,11 @@ Case without_misuse(const Case& c);
 // and every tensor in the first layout its contract lists (what callers usually pass, and
 // the layout a kernel is likeliest right on), so that only the one mistake differs.
 Case plain_valid_call(const Case& c, const Contract& contract);
+
+// The plain valid call in the fenced memory its mistake ran in: when the mistake faulted,
+// whether the valid call faults there too (an over-read on valid input) or not (the fault
+// is the mistake's).
+Case fenced_valid_call(const Case& c, const Contract& contract);
 
 // The misuse in words, e.g. "out: size of dim 0 one smaller (3 -> 2)"; "" for none.
 std::string misuse_text(const Case& c, const Contract& contract);

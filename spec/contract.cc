@@ -3,35 +3,32 @@
 #include <algorithm>
 #include <iterator>
 
-
 namespace opc {
 namespace {
 
 constexpr std::pair<Layout, const char*> kLayouts[] = {
-    {Layout::Contiguous, "contiguous"},
-    {Layout::Narrow, "narrow"},
-    {Layout::Transposed, "transposed"},
-    {Layout::RowStrided, "row_strided"},
-    {Layout::Misaligned, "misaligned"},
-    {Layout::Expanded, "expanded"},
-    {Layout::InnerStrided, "inner_strided"},
-    {Layout::Permuted, "permuted"},
-    {Layout::View, "view"},
+    {Layout::Contiguous, "contiguous"},      {Layout::Narrow, "narrow"},         {Layout::Transposed, "transposed"},
+    {Layout::RowStrided, "row_strided"},     {Layout::Misaligned, "misaligned"}, {Layout::Expanded, "expanded"},
+    {Layout::InnerStrided, "inner_strided"}, {Layout::Permuted, "permuted"},     {Layout::View, "view"},
 };
 
 constexpr std::pair<ViewStep::Kind, const char*> kViewSteps[] = {
-    {ViewStep::Kind::Select, "select"}, {ViewStep::Kind::Narrow, "narrow"},
-    {ViewStep::Kind::Chunk, "chunk"},   {ViewStep::Kind::View, "view"},
-    {ViewStep::Kind::Transpose, "transpose"},
+    {ViewStep::Kind::Select, "select"}, {ViewStep::Kind::Narrow, "narrow"},       {ViewStep::Kind::Chunk, "chunk"},
+    {ViewStep::Kind::View, "view"},     {ViewStep::Kind::Transpose, "transpose"},
 };
 
 constexpr std::pair<c10::ScalarType, const char*> kDtypes[] = {
-    {c10::ScalarType::Float, "float32"},        {c10::ScalarType::Half, "float16"},
-    {c10::ScalarType::BFloat16, "bfloat16"},    {c10::ScalarType::Double, "float64"},
+    {c10::ScalarType::Float, "float32"},
+    {c10::ScalarType::Half, "float16"},
+    {c10::ScalarType::BFloat16, "bfloat16"},
+    {c10::ScalarType::Double, "float64"},
     {c10::ScalarType::Float8_e4m3fn, "float8_e4m3fn"},
-    {c10::ScalarType::Long, "int64"},           {c10::ScalarType::Int, "int32"},
-    {c10::ScalarType::Short, "int16"},          {c10::ScalarType::Char, "int8"},
-    {c10::ScalarType::Byte, "uint8"},           {c10::ScalarType::Bool, "bool"},
+    {c10::ScalarType::Long, "int64"},
+    {c10::ScalarType::Int, "int32"},
+    {c10::ScalarType::Short, "int16"},
+    {c10::ScalarType::Char, "int8"},
+    {c10::ScalarType::Byte, "uint8"},
+    {c10::ScalarType::Bool, "bool"},
 };
 
 template <class Table>
@@ -91,13 +88,20 @@ constexpr MisuseKind kMisuseKinds[] = {MisuseKind::Size,   MisuseKind::Rank,  Mi
 
 const char* to_string(MisuseKind kind) {
   switch (kind) {
-    case MisuseKind::None: return "none";
-    case MisuseKind::Size: return "size";
-    case MisuseKind::Rank: return "rank";
-    case MisuseKind::Dtype: return "dtype";
-    case MisuseKind::Layout: return "layout";
-    case MisuseKind::Index: return "index";
-    case MisuseKind::Scalar: return "scalar";
+    case MisuseKind::None:
+      return "none";
+    case MisuseKind::Size:
+      return "size";
+    case MisuseKind::Rank:
+      return "rank";
+    case MisuseKind::Dtype:
+      return "dtype";
+    case MisuseKind::Layout:
+      return "layout";
+    case MisuseKind::Index:
+      return "index";
+    case MisuseKind::Scalar:
+      return "scalar";
   }
   return "none";
 }
@@ -124,12 +128,18 @@ std::vector<int64_t> vllm_capture_sizes() {
 
 Tolerance default_tolerance(c10::ScalarType dtype) {
   switch (dtype) {
-    case c10::ScalarType::Float: return {1e-5, 1.3e-6};
-    case c10::ScalarType::Double: return {1e-7, 1e-7};
-    case c10::ScalarType::Half: return {1e-5, 1e-3};
-    case c10::ScalarType::BFloat16: return {1e-5, 1.6e-2};
-    case c10::ScalarType::Float8_e4m3fn: return {1e-5, 0.125};  // one step of a 3-bit mantissa
-    default: return {0, 0};
+    case c10::ScalarType::Float:
+      return {1e-5, 1.3e-6};
+    case c10::ScalarType::Double:
+      return {1e-7, 1e-7};
+    case c10::ScalarType::Half:
+      return {1e-5, 1e-3};
+    case c10::ScalarType::BFloat16:
+      return {1e-5, 1.6e-2};
+    case c10::ScalarType::Float8_e4m3fn:
+      return {1e-5, 0.125};  // one step of a 3-bit mantissa
+    default:
+      return {0, 0};
   }
 }
 
@@ -149,13 +159,9 @@ std::string Contract::inplace_text(int k) const {
   return "'" + args[s.into].name + "' is '" + args[s.from].name + "'";
 }
 
-bool DonationSpec::donated(int arg_index) const {
-  return std::find(args.begin(), args.end(), arg_index) != args.end();
-}
+bool DonationSpec::donated(int arg_index) const { return std::find(args.begin(), args.end(), arg_index) != args.end(); }
 
-bool Contract::reference_is_python() const {
-  return !reference.empty() && reference.find("::") == std::string::npos;
-}
+bool Contract::reference_is_python() const { return !reference.empty() && reference.find("::") == std::string::npos; }
 
 const MutateSpec* Contract::mutate_spec(int arg_index) const {
   for (const auto& m : mutates)
@@ -163,30 +169,33 @@ const MutateSpec* Contract::mutate_spec(int arg_index) const {
   return nullptr;
 }
 
-
 bool asks_for(const Contract& c, Clause clause) {
   switch (clause_info(clause).stated_by) {
-    case StatedBy::Always: return true;
-    case StatedBy::Reference: return !c.reference.empty();
+    case StatedBy::Always:
+      return true;
+    case StatedBy::Reference:
+      return !c.reference.empty();
     // A requires:, or an in-place use it calls unsupported (the op must refuse it).
     case StatedBy::Requires:
       return !c.requires_.empty() ||
              std::any_of(c.inplace.begin(), c.inplace.end(), [](const InplaceSpec& i) { return !i.supported; });
-    case StatedBy::Padding: return c.padding.has_value();
-    case StatedBy::Donates: return c.donates.has_value();
-    case StatedBy::Finite: return c.finite;
+    case StatedBy::Padding:
+      return c.padding.has_value();
+    case StatedBy::Donates:
+      return c.donates.has_value();
+    case StatedBy::Finite:
+      return c.finite;
     case StatedBy::Forms:
       return std::any_of(c.args.begin(), c.args.end(), [](const ArgSpec& a) { return !a.forms.empty(); });
-    case StatedBy::Deterministic: return c.deterministic;
+    case StatedBy::Deterministic:
+      return c.deterministic;
   }
   return true;
 }
 
-bool judges(const Contract& c, Mode m, Clause clause) {
+bool judges(const Contract& c, Mode m, Clause clause, bool eager_runs) {
   if (!clause_info(clause).modes.has(m) || !asks_for(c, clause)) return false;
-  // The fake mode judges aliasing itself only for an op that cannot run here (its contract
-  // skips eager); otherwise eager observes the real returns.
-  return !(clause == Clause::Alias && m == Mode::Fake && !c.skip.count(Mode::Eager));
+  return !(clause == Clause::Alias && m == Mode::Fake && eager_runs);
 }
 
 }  // namespace opc

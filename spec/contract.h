@@ -29,17 +29,17 @@ namespace opc {
 // How the generator may lay a tensor out in memory. Every layout lives inside a larger
 // guarded storage (see runners/materialize.h); these say what the view itself looks like.
 enum class Layout {
-  Contiguous,  // dense, row-major
-  Narrow,      // zero-copy narrow of dim 0 out of a taller base: storage offset > 0
-  Transposed,  // last two dims swapped in memory: stride(-1) != 1 (1-D: same as contiguous)
-  RowStrided,  // rows padded: stride(-2) > size(-1)
-  Misaligned,  // dense, but starting `slack` (1..7) elements into its base: the data
-               // pointer loses its alignment (vectorised kernels' loads)
-  Expanded,    // dim 0 broadcast from one row: stride(0) == 0 (x.expand(n, ...))
+  Contiguous,    // dense, row-major
+  Narrow,        // zero-copy narrow of dim 0 out of a taller base: storage offset > 0
+  Transposed,    // last two dims swapped in memory: stride(-1) != 1 (1-D: same as contiguous)
+  RowStrided,    // rows padded: stride(-2) > size(-1)
+  Misaligned,    // dense, but starting `slack` (1..7) elements into its base: the data
+                 // pointer loses its alignment (vectorised kernels' loads)
+  Expanded,      // dim 0 broadcast from one row: stride(0) == 0 (x.expand(n, ...))
   InnerStrided,  // every other element of the last dim: stride(-1) == 2
-  Permuted,    // rank >= 3: the first two dims swapped in memory ([b, h, d] from [h, b, d])
-  View,        // carved from a `buffers:` entry as the argument's `view:` says; the
-               // arguments carved from one buffer share its storage (q, k, v of one qkv)
+  Permuted,      // rank >= 3: the first two dims swapped in memory ([b, h, d] from [h, b, d])
+  View,          // carved from a `buffers:` entry as the argument's `view:` says; the
+                 // arguments carved from one buffer share its storage (q, k, v of one qkv)
 };
 const char* to_string(Layout layout);
 std::optional<Layout> parse_layout(const std::string& name);
@@ -60,7 +60,7 @@ struct ValueSpec {
   std::string name;
   SourceLoc loc;
   bool is_context = false;
-  int slot = 0;  // index into Case::values and Scope::values
+  int slot = 0;                                // index into Case::values and Scope::values
   std::optional<std::pair<Expr, Expr>> range;  // inclusive
   std::vector<Expr> choices;                   // when not a range
   std::vector<Expr> favor;                     // compiled with `k` in this value's own slot
@@ -116,9 +116,9 @@ struct ArgSpec {
   SourceLoc loc;
   int index = 0;  // position in the schema
   bool is_tensor = false;
-  bool optional = false;  // Tensor? (then the generator sometimes passes None)
+  bool optional = false;     // Tensor? (then the generator sometimes passes None)
   bool always_none = false;  // `name: none`: a Tensor? the contract always passes as None
-  bool mutable_ = false;  // Tensor! / Tensor(a!) in the schema
+  bool mutable_ = false;     // Tensor! / Tensor(a!) in the schema
   // Tensors:
   std::vector<c10::ScalarType> dtypes;  // candidates, or empty when dtype_from is set
   int dtype_from = -1;                  // index of the argument whose dtype this one copies
@@ -215,11 +215,11 @@ struct DonationSpec {
 // case is captured at its own sizes.
 struct CudagraphSpec {
   SourceLoc loc;
-  int batch_slot = -1;               // values slot of batch_dim, -1 none
+  int batch_slot = -1;                 // values slot of batch_dim, -1 none
   std::vector<int64_t> capture_sizes;  // ascending
-  bool shared_pool = true;           // all of a case's graphs share one memory pool
-  std::vector<int> arg_axis;         // per argument: the axis sized batch_dim, -1 none
-  std::vector<int> return_axis;      // per return (from returns: shape), -1 none
+  bool shared_pool = true;             // all of a case's graphs share one memory pool
+  std::vector<int> arg_axis;           // per argument: the axis sized batch_dim, -1 none
+  std::vector<int> return_axis;        // per return (from returns: shape), -1 none
 };
 
 // vLLM's default capture sizes: 1, 2, 4, 8..248 by 8, 256..512 by 16.
@@ -266,7 +266,7 @@ struct KnownFinding {
   SourceLoc loc;
   Clause clause = Clause::Crash;
   std::optional<Mode> mode;  // none matches any mode
-  MistakeId mistake;  // clause misuse: `arg:` and `kind:`, required there
+  MistakeId mistake;         // clause misuse: `arg:` and `kind:`, required there
   std::string reason;
   // `sometimes: true`: the defect shows only some of the time (heap corruption whose
   // effect depends on the allocator's state), so a run without it is no sign of a fix.
@@ -284,13 +284,12 @@ struct Regression {
   std::string upstream;
 };
 
-
 struct Contract {
   std::string file;
-  std::string op;        // qualified name of the upstream op, e.g. vllm::sequence_parallel_chunk_impl
+  std::string op;  // qualified name of the upstream op, e.g. vllm::sequence_parallel_chunk_impl
   SourceLoc op_loc;
   std::string overload;
-  std::string port;      // our port of it, checked when `op` itself is not registered
+  std::string port;  // our port of it, checked when `op` itself is not registered
   SourceLoc port_loc;
   std::string upstream;
   std::string schema_text;
@@ -300,7 +299,7 @@ struct Contract {
   std::vector<ValueSpec> values;  // context first, then dims, in file order
   Scope scope;                    // value names (slots) and tensor arg names
   std::vector<BufferSpec> buffers;
-  std::vector<ArgSpec> args;      // schema order
+  std::vector<ArgSpec> args;         // schema order
   std::vector<int> tensor_of_scope;  // Scope::tensors[i] is args[tensor_of_scope[i]]
   std::vector<NamedExpr> constraints;
   // `budget:` limits on what one drawn case costs (elements, work), kept to by the
@@ -361,7 +360,9 @@ struct Contract {
 // state (spec/catalogue.h, StatedBy), when it has the key that states it.
 bool asks_for(const Contract& c, Clause clause);
 // Whether mode m judges the clause for this contract: the catalogue lists m for it and the
-// contract asks for it. The one rule a check's plan records and its judge follows.
-bool judges(const Contract& c, Mode m, Clause clause);
+// contract asks for it; the fake mode judges aliasing only where eager does not run (a
+// contract that skips it, a CUDA contract without a GPU), since eager observes the real
+// returns. The one rule a check's plan records and its judge follows.
+bool judges(const Contract& c, Mode m, Clause clause, bool eager_runs);
 
 }  // namespace opc

@@ -21,7 +21,9 @@ PYTHONPATH). Each mechanism has an op that holds and a planted twin its contract
 - a CUDA op on a machine without a GPU (tests/contracts/python/fake_cuda.yaml, ``device:
   cuda``): ``opc_py::pack_rows`` has a fake and no kernel, and its fake refuses a tensor
   that is not on CUDA, as a fake written for vLLM's CUDA build may; its twin
-  ``..._unhalved`` forgets that two values pack into a byte (``fake``, against returns:).
+  ``..._unhalved`` forgets that two values pack into a byte (``fake``, against returns:),
+  and ``..._aliased`` returns x's own bytes (``alias`` in the fake mode, which judges
+  aliasing where eager cannot run).
 """
 
 from dataclasses import dataclass
@@ -81,9 +83,11 @@ def _scale_by_layer(x: torch.Tensor, out: torch.Tensor, layer: LayerRef, rows: i
     out[:n].copy_(x[:n] * scale)
 
 
-for _name, _rows, _delta in (("scale_by_layer", None, 0.0),
-                             ("scale_by_layer_first_row_only", 1, 0.0),
-                             ("scale_by_layer_off_by_one", None, 1.0)):
+for _name, _rows, _delta in (
+    ("scale_by_layer", None, 0.0),
+    ("scale_by_layer_first_row_only", 1, 0.0),
+    ("scale_by_layer_off_by_one", None, 1.0),
+):
     _lib.define(f"{_name}(Tensor x, Tensor(a1!) out, {_LAYER_TYPE} layer) -> ()")
     _lib.impl(_name, lambda x, out, layer, _r=_rows, _d=_delta: _scale_by_layer(x, out, layer, _r, _d), "CPU")
 
@@ -111,8 +115,16 @@ def _pack_rows_fake(x: torch.Tensor, halve: bool = True) -> torch.Tensor:
     return x.new_empty((x.shape[0], x.shape[1] // 2 if halve else x.shape[1]), dtype=torch.uint8)
 
 
-for _name, _fake in (("pack_rows", _pack_rows_fake),
-                     ("pack_rows_unhalved", lambda x: _pack_rows_fake(x, halve=False))):  # planted
+def _pack_rows_aliased_fake(x: torch.Tensor) -> torch.Tensor:
+    half = x.shape[1] // 2
+    return x.view(torch.uint8).as_strided((x.shape[0], half), (half, 1))  # planted: x's bytes
+
+
+for _name, _fake in (
+    ("pack_rows", _pack_rows_fake),
+    ("pack_rows_unhalved", lambda x: _pack_rows_fake(x, halve=False)),  # planted
+    ("pack_rows_aliased", _pack_rows_aliased_fake),
+):
     _lib.define(f"{_name}(Tensor x) -> Tensor")
     _lib._register_fake(_name, _fake)
 

@@ -13,6 +13,13 @@
 //   copy_width_trusting copies `width` elements a row, trusting the scalar to be x's row
 //                       length: a width untied from the dims reads past x's end
 // Their `_checked` twins TORCH_CHECK what they assume.
+//
+//   copy_rows_overreading  copy_rows_checked but for the sizes, of which it checks only that
+//                       out holds x, and a prefetch of x's next 64-byte block, past x's end on
+//                       every valid call: harmless where PyTorch's allocator leaves room, a
+//                       fault where x ends at a page. Every size mistake it accepts faults,
+//                       but the fault is the valid call's (check/case_worker.h tells them
+//                       apart).
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
@@ -27,6 +34,18 @@ void copy_rows_trusting(at::Tensor& out, const at::Tensor& x) {
 void copy_rows_checked(at::Tensor& out, const at::Tensor& x) {
   TORCH_CHECK(out.sizes() == x.sizes() && out.scalar_type() == x.scalar_type(), "copy_rows: out must match x");
   TORCH_CHECK(out.is_contiguous() && x.is_contiguous(), "copy_rows: contiguous tensors only");
+  copy_rows_trusting(out, x);
+}
+
+void copy_rows_overreading(at::Tensor& out, const at::Tensor& x) {
+  TORCH_CHECK(out.scalar_type() == at::kFloat && x.scalar_type() == at::kFloat, "copy_rows: float32 only");
+  TORCH_CHECK(out.is_contiguous() && x.is_contiguous(), "copy_rows: contiguous tensors only");
+  TORCH_CHECK(out.numel() >= x.numel(), "copy_rows: out too small for x");
+  const int64_t n = x.numel();
+  if (n == 0) return;
+  const auto* p = static_cast<const float*>(x.data_ptr());
+  const volatile float prefetched = p[(n + 15) / 16 * 16];  // the block after x's last
+  static_cast<void>(prefetched);
   copy_rows_trusting(out, x);
 }
 
@@ -54,8 +73,7 @@ at::Tensor gather_trusting(const at::Tensor& table, const at::Tensor& idx) {
   const at::Tensor dense = table.contiguous();
   const auto* t = static_cast<const float*>(dense.data_ptr());
   at::Tensor out = at::empty({idx.numel(), cols}, table.options());
-  for (int64_t r = 0; r < idx.numel(); ++r)
-    std::memcpy(out[r].data_ptr(), t + ix[r] * cols, cols * sizeof(float));
+  for (int64_t r = 0; r < idx.numel(); ++r) std::memcpy(out[r].data_ptr(), t + ix[r] * cols, cols * sizeof(float));
   return out;
 }
 
@@ -103,6 +121,7 @@ TORCH_LIBRARY_FRAGMENT(opc_test, m) {
   m.def("copy_width_checked(Tensor x, int width) -> Tensor");
   m.def("copy_rows_trusting(Tensor! out, Tensor x) -> ()");
   m.def("copy_rows_checked(Tensor! out, Tensor x) -> ()");
+  m.def("copy_rows_overreading(Tensor! out, Tensor x) -> ()");
   m.def("row_sums_trusting(Tensor x) -> Tensor");
   m.def("row_sums_checked(Tensor x) -> Tensor");
   m.def("gather_trusting(Tensor table, Tensor idx) -> Tensor");
@@ -115,6 +134,7 @@ TORCH_LIBRARY_IMPL(opc_test, CPU, m) {
   m.impl("copy_width_checked", &copy_width_checked);
   m.impl("copy_rows_trusting", &copy_rows_trusting);
   m.impl("copy_rows_checked", &copy_rows_checked);
+  m.impl("copy_rows_overreading", &copy_rows_overreading);
   m.impl("row_sums_trusting", &row_sums_trusting);
   m.impl("row_sums_checked", &row_sums_checked);
   m.impl("gather_trusting", &gather_trusting);

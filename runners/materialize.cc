@@ -483,15 +483,15 @@ void poison_surroundings(const Materialized& m, Surroundings which, int arg) {
       return o.storage.data_ptr() != t.storage.data_ptr() || o.storage.scalar_type() == t.storage.scalar_type();
     });
     if (!one_dtype) continue;  // a buffer seen as two dtypes: its elements are not one grid
-    at::Tensor poison = covered_by_views(m, t).logical_not();
-    if (which != Surroundings::All) {
-      const at::Tensor span = span_of(t);
-      poison.logical_and_(which == Surroundings::Gaps ? span : span.logical_not());
-    }
     // Each storage once for All (its views' union); per view for Gaps and PastEnds.
     if (which == Surroundings::All) {
       if (std::find(done.begin(), done.end(), t.storage.data_ptr()) != done.end()) continue;
       done.push_back(t.storage.data_ptr());
+    }
+    at::Tensor poison = covered_by_views(m, t).logical_not();
+    if (which != Surroundings::All) {
+      const at::Tensor span = span_of(t);
+      poison.logical_and_(which == Surroundings::Gaps ? span : span.logical_not());
     }
     // Written as the elements' bits, so every dtype takes it (fp8 has no masked_fill).
     const std::optional<at::ScalarType> bits = same_size_integer(t.storage.element_size());
